@@ -1,0 +1,449 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/rollout-rl/rollout/policy/internal/kernel"
+)
+
+// Engine is the fast inference path of a Model: batched, KV-cached decoding
+// over the model's own weight memory (or an int8 copy of it), implementing
+// Sampler. One forward pass advances every state of a Step by one token,
+// with one matrix product per weight matrix per layer for the whole batch.
+//
+// An Engine is used by one goroutine at a time. It reads the model's
+// weights at each call, so after an optimizer step a float32 engine sees
+// the new weights; an int8 engine must be rebuilt (NewEngine) to see them.
+type Engine struct {
+	cfg  Config
+	w    engineWeights
+	rope *rope
+
+	counters Counters
+	free     []*segment // released cache segments, for reuse
+	scratch  scratch
+}
+
+// engineWeights is the weight memory an Engine reads: float32 views of the
+// model's parameters, or their int8 quantization.
+type engineWeights struct {
+	embed  []float32 // [vocab, dim]
+	layers []engineLayer
+	norm   []float32
+	head   matrix
+}
+
+type engineLayer struct {
+	attnNorm, ffnNorm []float32
+	wq, wk, wv, wo    matrix
+	w1, w3, w2        matrix
+}
+
+// matrix is a weight matrix [out, in] that multiplies a batch of rows:
+// y[rows, out] = x[rows, in]·Wᵀ.
+type matrix interface {
+	mulT(y, x []float32, rows int)
+}
+
+// f32Matrix reads a float32 parameter in place.
+type f32Matrix struct {
+	w       []float32
+	out, in int
+}
+
+func (m f32Matrix) mulT(y, x []float32, rows int) {
+	kernel.MatMulNT(y[:rows*m.out], x[:rows*m.in], m.w, rows, m.out, m.in, false)
+}
+
+// EngineOption configures NewEngine.
+type EngineOption func(*engineOptions)
+
+type engineOptions struct{ int8 bool }
+
+// WithInt8 makes the engine sample from a weight-only int8 copy of the
+// model (per-output-row scales); embeddings and norms stay float32.
+func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
+
+// NewEngine returns an inference engine over the model's weights.
+func NewEngine(m *Model, opts ...EngineOption) *Engine {
+	var o engineOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c := m.Config
+	mk := func(p []float32, out, in int) matrix {
+		if o.int8 {
+			return quantize(p, out, in)
+		}
+		return f32Matrix{w: p, out: out, in: in}
+	}
+	e := &Engine{cfg: c, rope: m.rope}
+	e.w.embed = data(m.Embed)
+	e.w.norm = data(m.Norm)
+	e.w.head = mk(data(m.Head), c.VocabSize, c.Dim)
+	for _, l := range m.Layers {
+		e.w.layers = append(e.w.layers, engineLayer{
+			attnNorm: data(l.AttnNorm), ffnNorm: data(l.FFNNorm),
+			wq: mk(data(l.Wq), c.Dim, c.Dim), wk: mk(data(l.Wk), c.Dim, c.Dim),
+			wv: mk(data(l.Wv), c.Dim, c.Dim), wo: mk(data(l.Wo), c.Dim, c.Dim),
+			w1: mk(data(l.W1), c.Hidden, c.Dim), w3: mk(data(l.W3), c.Hidden, c.Dim),
+			w2: mk(data(l.W2), c.Dim, c.Hidden),
+		})
+	}
+	return e
+}
+
+// Config returns the shape of the engine's model.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Counters reports the positions computed since the engine was made.
+func (e *Engine) Counters() Counters { return e.counters }
+
+// segment is one stretch of a KV cache: the keys, values and next-token
+// logits of consecutive positions start, start+1, … of one state. Forks
+// read their ancestors' segments up to the fork point; a segment is only
+// ever appended to, so what a fork sees never changes.
+type segment struct {
+	start  int
+	n      int         // positions filled
+	k, v   [][]float32 // per layer, [positions, dim]
+	logits []float32   // [positions, vocab]: the distribution after each position
+	refs   int         // states whose spans include this segment
+}
+
+// span is the part of a segment a state sees.
+type span struct {
+	seg *segment
+	end int // absolute position one past the last visible one
+}
+
+// state is a decoding state of an Engine.
+type state struct {
+	eng       *Engine
+	spans     []span // ancestors' segments, then the state's own, last
+	tokens    []int
+	promptLen int
+	pending   bool // the last token has been sampled but not yet run through the model
+	stream    Stream
+	released  bool
+}
+
+func (e *Engine) newSegment(start int) *segment {
+	var s *segment
+	if n := len(e.free); n > 0 {
+		s, e.free = e.free[n-1], e.free[:n-1]
+	} else {
+		c := e.cfg
+		s = &segment{k: make([][]float32, c.Layers), v: make([][]float32, c.Layers)}
+		for l := range s.k {
+			s.k[l] = make([]float32, 0, c.MaxSeq*c.Dim)
+			s.v[l] = make([]float32, 0, c.MaxSeq*c.Dim)
+		}
+		s.logits = make([]float32, 0, c.MaxSeq*c.VocabSize)
+	}
+	s.start, s.n, s.refs = start, 0, 1
+	for l := range s.k {
+		s.k[l] = s.k[l][:0]
+		s.v[l] = s.v[l][:0]
+	}
+	s.logits = s.logits[:0]
+	return s
+}
+
+// Prefill runs the prompt through the model in one batched forward pass.
+func (e *Engine) Prefill(prompt []int, stream Stream) (State, error) {
+	if len(prompt) == 0 {
+		return nil, errors.New("prefill: empty prompt")
+	}
+	if len(prompt) >= e.cfg.MaxSeq {
+		return nil, fmt.Errorf("prefill: prompt of %d tokens leaves no room to sample within max_position_embeddings %d", len(prompt), e.cfg.MaxSeq)
+	}
+	for i, id := range prompt {
+		if id < 0 || id >= e.cfg.VocabSize {
+			return nil, fmt.Errorf("prefill: prompt position %d: token id %d outside the vocabulary of %d", i, id, e.cfg.VocabSize)
+		}
+	}
+	st := &state{eng: e, tokens: append([]int(nil), prompt...), promptLen: len(prompt), stream: stream}
+	st.spans = []span{{seg: e.newSegment(0)}}
+	rows := make([]row, len(prompt))
+	for i, id := range prompt {
+		rows[i] = row{st: st, token: id, pos: i, logits: i == len(prompt)-1}
+	}
+	e.forward(rows)
+	e.counters.PrefillTokens += int64(len(prompt))
+	return st, nil
+}
+
+// Tokens returns the prompt and the tokens sampled so far.
+func (s *state) Tokens() []int { return s.tokens }
+
+// PromptLen is the number of prompt tokens.
+func (s *state) PromptLen() int { return s.promptLen }
+
+// Fork returns a state sharing tokens[:at] and their cache.
+func (s *state) Fork(at int, stream Stream) (State, error) {
+	if s.released {
+		return nil, errors.New("fork: state already released")
+	}
+	if at < s.promptLen || at > len(s.tokens) {
+		return nil, fmt.Errorf("fork: position %d outside [%d, %d]", at, s.promptLen, len(s.tokens))
+	}
+	child := &state{eng: s.eng, promptLen: s.promptLen, stream: stream}
+	child.tokens = s.tokens[:at:at] // shared until the child's first token is appended
+	child.pending = at == len(s.tokens) && s.pending
+	// The child sees positions [0, at) — or [0, at−1) if the token at−1 is
+	// still pending and will be run through the model by the child itself.
+	visible := at
+	if child.pending {
+		visible = at - 1
+	}
+	for _, sp := range s.spans {
+		if sp.seg.start >= visible {
+			break
+		}
+		end := min(sp.seg.start+sp.seg.n, visible)
+		if sp.end != 0 {
+			end = min(end, sp.end)
+		}
+		sp.seg.refs++
+		child.spans = append(child.spans, span{seg: sp.seg, end: end})
+	}
+	child.spans = append(child.spans, span{seg: s.eng.newSegment(visible)})
+	return child, nil
+}
+
+// Release returns the state's cache to the engine once no fork uses it.
+func (s *state) Release() {
+	if s.released {
+		return
+	}
+	s.released = true
+	for _, sp := range s.spans {
+		sp.seg.refs--
+		if sp.seg.refs == 0 {
+			s.eng.free = append(s.eng.free, sp.seg)
+		}
+	}
+	s.spans = nil
+}
+
+// own is the segment the state appends to.
+func (s *state) own() *segment { return s.spans[len(s.spans)-1].seg }
+
+// nextLogits returns the logits of the distribution of the state's next
+// token, at position len(tokens).
+func (s *state) nextLogits() []float32 {
+	p := len(s.tokens) - 1 // the logits were computed when position p was run
+	v := s.eng.cfg.VocabSize
+	for i := len(s.spans) - 1; i >= 0; i-- {
+		seg := s.spans[i].seg
+		if p >= seg.start && p < seg.start+seg.n {
+			return seg.logits[(p-seg.start)*v : (p-seg.start+1)*v]
+		}
+	}
+	return nil
+}
+
+// Step samples one token per state, after running every pending token
+// through the model in one batched forward pass.
+func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
+	if len(out) != len(states) {
+		return fmt.Errorf("step: %d states but %d outputs", len(states), len(out))
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("step: %w", err)
+	}
+	rows := e.scratch.rows[:0]
+	for i, s := range states {
+		st, ok := s.(*state)
+		if !ok || st.eng != e {
+			return fmt.Errorf("step: state %d does not belong to this engine", i)
+		}
+		if st.released {
+			return fmt.Errorf("step: state %d was released", i)
+		}
+		if len(st.tokens) >= e.cfg.MaxSeq {
+			return fmt.Errorf("step: state %d is full: %d tokens, max_position_embeddings %d", i, len(st.tokens), e.cfg.MaxSeq)
+		}
+		if st.pending {
+			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true})
+		}
+	}
+	e.scratch.rows = rows
+	if len(rows) > 0 {
+		e.forward(rows)
+		e.counters.DecodeTokens += int64(len(rows))
+	}
+	for i, s := range states {
+		st := s.(*state)
+		pos := len(st.tokens)
+		tok := e.scratch.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, pos))
+		st.tokens = append(st.tokens, tok.ID)
+		st.pending = true
+		out[i] = tok
+	}
+	e.counters.SampledTokens += int64(len(states))
+	return nil
+}
+
+// row is one position run through the model in a forward pass.
+type row struct {
+	st     *state
+	token  int
+	pos    int
+	logits bool // compute and keep the next-token logits of this row
+}
+
+// scratch is an Engine's reusable buffers, so that decoding does not
+// allocate per token.
+type scratch struct {
+	rows                   []row
+	x, h, q, k, v, att, o  []float32
+	gate, up               []float32
+	headIn, logits         []float32
+	headRows               []int
+	sampler                samplerScratch
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
+
+// forward runs rows through the model: it appends each row's key and value
+// to its state's own segment and, for rows that ask, stores the logits of
+// the next token there. Rows of one state must be consecutive positions in
+// increasing order.
+func (e *Engine) forward(rows []row) {
+	c := e.cfg
+	d, hd, R := c.Dim, c.HeadDim(), len(rows)
+	sc := &e.scratch
+	sc.x, sc.h = grow(sc.x, R*d), grow(sc.h, R*d)
+	sc.q, sc.k, sc.v = grow(sc.q, R*d), grow(sc.k, R*d), grow(sc.v, R*d)
+	sc.att, sc.o = grow(sc.att, R*d), grow(sc.o, R*d)
+	sc.gate, sc.up = grow(sc.gate, R*c.Hidden), grow(sc.up, R*c.Hidden)
+	x := sc.x
+	for i, r := range rows {
+		copy(x[i*d:(i+1)*d], e.w.embed[r.token*d:(r.token+1)*d])
+	}
+	eps := float32(c.NormEps)
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	for l, w := range e.w.layers {
+		for i := 0; i < R; i++ {
+			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.attnNorm, eps)
+		}
+		w.wq.mulT(sc.q, sc.h, R)
+		w.wk.mulT(sc.k, sc.h, R)
+		w.wv.mulT(sc.v, sc.h, R)
+		for i, r := range rows {
+			for h := 0; h < c.Heads; h++ {
+				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
+				e.rope.rotate(sc.k[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
+			}
+			seg := r.st.own()
+			seg.k[l] = append(seg.k[l], sc.k[i*d:(i+1)*d]...)
+			seg.v[l] = append(seg.v[l], sc.v[i*d:(i+1)*d]...)
+		}
+		parallelFor(R, func(lo, hi int) {
+			var scores []float32
+			for i := lo; i < hi; i++ {
+				scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, scores)
+			}
+		})
+		w.wo.mulT(sc.o, sc.att, R)
+		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
+		for i := 0; i < R; i++ {
+			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.ffnNorm, eps)
+		}
+		w.w1.mulT(sc.gate, sc.h, R)
+		w.w3.mulT(sc.up, sc.h, R)
+		siluMul(sc.gate[:R*c.Hidden], sc.gate[:R*c.Hidden], sc.up[:R*c.Hidden])
+		w.w2.mulT(sc.o, sc.gate, R)
+		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
+	}
+	for _, r := range rows {
+		r.st.own().n++
+	}
+	// The output head, only for the rows whose logits are kept.
+	sc.headRows = sc.headRows[:0]
+	for i, r := range rows {
+		if r.logits {
+			sc.headRows = append(sc.headRows, i)
+		}
+	}
+	H := len(sc.headRows)
+	sc.headIn = grow(sc.headIn, H*d)
+	sc.logits = grow(sc.logits, H*c.VocabSize)
+	for j, i := range sc.headRows {
+		rmsNormRow(sc.headIn[j*d:(j+1)*d], x[i*d:(i+1)*d], e.w.norm, eps)
+	}
+	e.w.head.mulT(sc.logits, sc.headIn, H)
+	for _, r := range rows {
+		// Every row holds a logits slot so that position p's logits sit at
+		// index p−start; rows that do not keep theirs leave it unused.
+		seg := r.st.own()
+		if need := (r.pos - seg.start + 1) * c.VocabSize; len(seg.logits) < need {
+			seg.logits = seg.logits[:need]
+		}
+	}
+	for j, i := range sc.headRows {
+		r := rows[i]
+		seg := r.st.own()
+		off := (r.pos - seg.start) * c.VocabSize
+		copy(seg.logits[off:off+c.VocabSize], sc.logits[j*c.VocabSize:(j+1)*c.VocabSize])
+	}
+}
+
+// attend computes one row's attention output over the keys and values its
+// state sees, positions 0..pos, head by head.
+func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
+	d, hd := c.Dim, c.HeadDim()
+	n := pos + 1
+	if cap(scores) < n {
+		scores = make([]float32, n)
+	}
+	scores = scores[:n]
+	for h := 0; h < c.Heads; h++ {
+		qh := q[h*hd : (h+1)*hd]
+		p := 0
+		mx := float32(math.Inf(-1))
+		forEachPosition(spans, n, func(seg *segment, i int) {
+			s := kernel.Dot(qh, seg.k[layer][i*d+h*hd:i*d+(h+1)*hd]) * scale
+			scores[p] = s
+			mx = max(mx, s)
+			p++
+		})
+		var sum float32
+		for j := range scores {
+			scores[j] = float32(math.Exp(float64(scores[j] - mx)))
+			sum += scores[j]
+		}
+		oh := out[h*hd : (h+1)*hd]
+		clear(oh)
+		p = 0
+		forEachPosition(spans, n, func(seg *segment, i int) {
+			kernel.Axpy(scores[p]/sum, seg.v[layer][i*d+h*hd:i*d+(h+1)*hd], oh)
+			p++
+		})
+	}
+	return scores
+}
+
+// forEachPosition visits positions 0..n−1 of a span chain in order, giving
+// each one's segment and index within it.
+func forEachPosition(spans []span, n int, fn func(seg *segment, i int)) {
+	pos := 0
+	for si, sp := range spans {
+		end := n
+		if si < len(spans)-1 {
+			end = min(sp.end, n)
+		}
+		for ; pos < end; pos++ {
+			fn(sp.seg, pos-sp.seg.start)
+		}
+	}
+}

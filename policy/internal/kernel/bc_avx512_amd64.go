@@ -1,0 +1,75 @@
+//go:build !purego
+
+package kernel
+
+// bcArgs is the argument block of bc8x48AVX512 (field offsets are used by
+// the assembly; do not reorder).
+type bcArgs struct {
+	a       [8]*float32 // a(i0+r, p0) for the tile's rows (0)
+	c       [8]*float32 // c(i0+r, j0) (64)
+	b       *float32    // b(p0, j0) (128)
+	astep   int         // bytes from a(i, p) to a(i, p+1) (136)
+	ldb     int         // bytes from b(p, j) to b(p+1, j) (144)
+	k       int         // products to accumulate (152)
+	rowmask int         // rows to store, bits 0..7 (160)
+	masks   [3]int      // column masks of the three 16-column vectors (168)
+	acc     int         // 1 to start from the stored c (192)
+}
+
+//go:noescape
+func bc8x48AVX512(p *bcArgs)
+
+// Cache blocking of the broadcast kernel: kBlock products per pass keep the
+// b panel and the a strip of a pass in L1/L2.
+const bcKBlock = 256
+
+// bcAVX512 computes c (+)= A·b where A(i, p) = a[i·ai + p·ap] (NN: ai = lda,
+// ap = 1; TN: ai = 1, ap = lda), with 8×48 tiles. Each output is one
+// sequential chain of fused multiply-adds over p; the k blocks store and
+// reload the float32 accumulators exactly, so blocking changes no bit.
+func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb int, m, n, k int, acc bool) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		if !acc {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	_ = a[(m-1)*ai+(k-1)*ap]
+	_ = b[(k-1)*ldb+n-1]
+	_ = c[(m-1)*ldc+n-1]
+	var p bcArgs
+	p.astep, p.ldb = ap*4, ldb*4
+	for p0 := 0; p0 < k; p0 += bcKBlock {
+		p.k = min(bcKBlock, k-p0)
+		p.acc = b2i(acc || p0 > 0)
+		for j0 := 0; j0 < n; j0 += 48 {
+			for v := range 3 {
+				w := min(max(n-j0-16*v, 0), 16)
+				p.masks[v] = (1 << w) - 1
+			}
+			p.b = &b[p0*ldb+j0]
+			for i0 := 0; i0 < m; i0 += 8 {
+				p.rowmask = (1 << min(8, m-i0)) - 1
+				for r := range 8 {
+					i := min(i0+r, m-1)
+					p.a[r] = &a[i*ai+p0*ap]
+					p.c[r] = &c[i*ldc+j0]
+				}
+				bc8x48AVX512(&p)
+			}
+		}
+	}
+}
+
+func nnAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+	bcAVX512(c, ldc, a, lda, 1, b, ldb, m, n, k, acc)
+}
+
+func tnAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+	bcAVX512(c, ldc, a, 1, lda, b, ldb, m, n, k, acc)
+}

@@ -1,0 +1,122 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AVX-512 kernel of MatMulNN and MatMulTN: an 8×48 tile of c accumulated in
+// 24 ZMM registers by broadcasting a(i, p) and multiplying the b row p, one
+// VFMADD231PS per p in increasing order (a sequential reduction over k).
+
+#define BC3(ar, z0, z1, z2) \
+	VBROADCASTSS (ar)(DX*1), Z27 \
+	VFMADD231PS  Z24, Z27, z0    \
+	VFMADD231PS  Z25, Z27, z1    \
+	VFMADD231PS  Z26, Z27, z2
+
+#define LOADC(off, z0, z1, z2) \
+	MOVQ      off(DI), DX          \
+	VMOVUPS.Z (DX), K1, z0         \
+	VMOVUPS.Z 64(DX), K2, z1       \
+	VMOVUPS.Z 128(DX), K3, z2
+
+#define STOREC(bit, off, z0, z1, z2, skip) \
+	TESTQ   $bit, AX      \
+	JZ      skip          \
+	MOVQ    off(DI), DX   \
+	VMOVUPS z0, K1, (DX)  \
+	VMOVUPS z1, K2, 64(DX) \
+	VMOVUPS z2, K3, 128(DX) \
+skip:
+
+// func bc8x48AVX512(p *bcArgs)
+TEXT ·bc8x48AVX512(SB), NOSPLIT, $0-8
+	MOVQ  p+0(FP), DI
+	MOVQ  168(DI), AX
+	KMOVW AX, K1
+	MOVQ  176(DI), AX
+	KMOVW AX, K2
+	MOVQ  184(DI), AX
+	KMOVW AX, K3
+	CMPQ  192(DI), $0
+	JEQ   zero
+	LOADC(64, Z0, Z1, Z2)
+	LOADC(72, Z3, Z4, Z5)
+	LOADC(80, Z6, Z7, Z8)
+	LOADC(88, Z9, Z10, Z11)
+	LOADC(96, Z12, Z13, Z14)
+	LOADC(104, Z15, Z16, Z17)
+	LOADC(112, Z18, Z19, Z20)
+	LOADC(120, Z21, Z22, Z23)
+	JMP   start
+
+zero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+
+start:
+	MOVQ  152(DI), CX
+	TESTQ CX, CX
+	JZ    store
+	MOVQ  0(DI), R8
+	MOVQ  8(DI), R9
+	MOVQ  16(DI), R10
+	MOVQ  24(DI), R11
+	MOVQ  32(DI), R12
+	MOVQ  40(DI), R13
+	MOVQ  48(DI), R14
+	MOVQ  56(DI), R15
+	MOVQ  128(DI), BX
+	MOVQ  136(DI), SI
+	MOVQ  144(DI), AX
+	XORQ  DX, DX
+
+loop:
+	VMOVUPS.Z (BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
+	VMOVUPS.Z 128(BX), K3, Z26
+	BC3(R8, Z0, Z1, Z2)
+	BC3(R9, Z3, Z4, Z5)
+	BC3(R10, Z6, Z7, Z8)
+	BC3(R11, Z9, Z10, Z11)
+	BC3(R12, Z12, Z13, Z14)
+	BC3(R13, Z15, Z16, Z17)
+	BC3(R14, Z18, Z19, Z20)
+	BC3(R15, Z21, Z22, Z23)
+	ADDQ SI, DX
+	ADDQ AX, BX
+	DECQ CX
+	JNZ  loop
+
+store:
+	MOVQ 160(DI), AX
+	STOREC(1, 64, Z0, Z1, Z2, s0)
+	STOREC(2, 72, Z3, Z4, Z5, s1)
+	STOREC(4, 80, Z6, Z7, Z8, s2)
+	STOREC(8, 88, Z9, Z10, Z11, s3)
+	STOREC(16, 96, Z12, Z13, Z14, s4)
+	STOREC(32, 104, Z15, Z16, Z17, s5)
+	STOREC(64, 112, Z18, Z19, Z20, s6)
+	STOREC(128, 120, Z21, Z22, Z23, s7)
+	VZEROUPPER
+	RET

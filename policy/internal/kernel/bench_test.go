@@ -1,0 +1,79 @@
+package kernel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchProduct times f on one shape and reports GFLOP/s (2·m·n·k per call).
+func benchProduct(b *testing.B, f func(c, a, bb []float32, m, n, k int, acc bool), sh shape, aLen, bLen int) {
+	r := rand.New(rand.NewPCG(1, 1))
+	a, bb, c := randSlice(r, aLen), randSlice(r, bLen), make([]float32, sh.m*sh.n)
+	b.ResetTimer()
+	for b.Loop() {
+		f(c, a, bb, sh.m, sh.n, sh.k, false)
+	}
+	b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func shapeName(sh shape) string { return fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k) }
+
+// BenchmarkMatMulNT: (m×k)·(n×k)ᵀ at the model's inference and training shapes.
+func BenchmarkMatMulNT(b *testing.B) {
+	for _, sh := range []shape{
+		{1, 384, 128}, {1, 128, 384}, {1, 768, 256}, {1, 64, 128},
+		{64, 384, 128}, {64, 128, 384}, {64, 768, 256}, {64, 256, 768},
+		{4096, 384, 128}, {4096, 128, 384}, {8192, 768, 256},
+	} {
+		b.Run(shapeName(sh), func(b *testing.B) {
+			benchProduct(b, MatMulNT, sh, sh.m*sh.k, sh.n*sh.k)
+		})
+	}
+}
+
+// trainingShapes are the backward products of a Linear [out, in] over T
+// tokens: dX[T×in] = dY[T×out]·W[out×in] (NN) and dW[out×in] = dYᵀ·X (TN).
+var trainingShapes = []shape{
+	{4096, 128, 384}, {4096, 384, 128}, {4096, 128, 128}, {8192, 256, 768}, {8192, 768, 256},
+}
+
+func BenchmarkMatMulNN(b *testing.B) {
+	for _, sh := range trainingShapes {
+		b.Run(shapeName(sh), func(b *testing.B) {
+			benchProduct(b, MatMulNN, sh, sh.m*sh.k, sh.k*sh.n)
+		})
+	}
+}
+
+func BenchmarkMatMulTN(b *testing.B) {
+	// dW[out×in] = dY[T×out]ᵀ·X[T×in]: m = out, n = in, k = T.
+	for _, sh := range []shape{{384, 128, 4096}, {128, 384, 4096}, {128, 128, 4096}, {768, 256, 8192}, {256, 768, 8192}} {
+		b.Run(shapeName(sh), func(b *testing.B) {
+			benchProduct(b, MatMulTN, sh, sh.k*sh.m, sh.k*sh.n)
+		})
+	}
+}
+
+func BenchmarkDot(b *testing.B) {
+	for _, n := range []int{128, 384} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			x, y := randSlice(r, n), randSlice(r, n)
+			var s float32
+			for b.Loop() {
+				s += Dot(x, y)
+			}
+			b.ReportMetric(2*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkAxpy(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x, y := randSlice(r, 4096), randSlice(r, 4096)
+	for b.Loop() {
+		Axpy(0.5, x, y)
+	}
+	b.ReportMetric(2*4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package kernel
+
+// available lists the implementations this CPU can run, fastest first.
+func available() []*impl { return []*impl{genericImpl} }

@@ -1,0 +1,48 @@
+// Package kernel holds the numeric kernels of the policy: matrix products and vector operations over float32 slices, in SIMD assembly where the CPU has it and in pure Go elsewhere.
+//
+// # Matrices
+//
+// Every matrix is a dense row-major []float32 without strides. The three
+// products differ in which operand is transposed:
+//
+//	MatMulNT: c[m×n] (+)= a[m×k] · b[n×k]ᵀ   (b is a weight stored [out, in])
+//	MatMulNN: c[m×n] (+)= a[m×k] · b[k×n]
+//	MatMulTN: c[m×n] (+)= a[k×m]ᵀ · b[k×n]
+//
+// # Determinism
+//
+// MatMulNT computes every output c[i][j] with one fixed reduction structure,
+// the "16-lane dot product": the k products a[i][p]·b[j][p] are padded with
+// zeros to a multiple of 16, lane l (0..15) accumulates the products with
+// p ≡ l (mod 16) in increasing p by fused multiply-add starting from +0, the
+// 16 lanes are summed by a fixed tree (l+8 onto l, then l+4, l+2, l+1), and
+// with acc the old c[i][j] is added last. The result bits therefore depend
+// only on row i of a, row j of b, k, acc and the old c[i][j]: never on m, n,
+// the position of the output in a tile, the number of goroutines or how the
+// work was split. A decoding state samples the same logits whichever other
+// states share its batch. [Dot] uses the same structure, so Dot(a_i, b_j)
+// equals MatMulNT of that single row and column bit for bit.
+//
+// The AVX-512 and AVX2 implementations follow this structure exactly and
+// agree bit for bit. The pure-Go fallback follows the same order but, on
+// amd64, rounds the product before the add (Go fuses a*b+c only on some
+// architectures), so it agrees with the SIMD paths within a rounding error.
+//
+// MatMulNN and MatMulTN accumulate each output sequentially over k (one
+// fused multiply-add per step, from the old value when acc is set). Their
+// results are deterministic and independent of the split into goroutines,
+// but they are not promised to equal MatMulNT on transposed inputs.
+//
+// # Dispatch
+//
+// The implementation is chosen once at package initialisation from the CPU
+// features (golang.org/x/sys/cpu): "avx512", "avx2" (with FMA) or "generic".
+// The environment variable ROLLOUT_KERNEL set to "generic" or "avx2" forces
+// a slower path (for tests and comparisons); [Impl] names the active one.
+//
+// # Concurrency
+//
+// The kernels hold no mutable state and may be called concurrently. Large
+// products are split by output rows or columns over two goroutines; small
+// ones run on the calling goroutine.
+package kernel

@@ -1,0 +1,236 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+)
+
+// lanes is the number of partial sums of the 16-lane dot product that fixes
+// the reduction order of MatMulNT and Dot (see the package documentation).
+const lanes = 16
+
+// matFunc computes a strided matrix product on the calling goroutine:
+// rows 0..m-1 and columns 0..n-1 of c (row stride ldc) from a (row stride lda)
+// and b (row stride ldb); which operand is transposed depends on the kernel.
+type matFunc func(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool)
+
+// impl is one complete set of kernels. The active one is chosen in init and
+// never changes afterwards.
+type impl struct {
+	name  string
+	nt    matFunc
+	nn    matFunc
+	tn    matFunc
+	dot   func(x, y []float32) float32
+	axpy  func(alpha float32, x, y []float32)
+	scale func(alpha float32, x []float32)
+}
+
+// active is the implementation used by the exported functions. It is set
+// once by init and only read afterwards.
+var active = chooseImpl(os.Getenv("ROLLOUT_KERNEL"))
+
+// chooseImpl picks the fastest implementation the CPU supports, or a slower
+// one named by the ROLLOUT_KERNEL override ("generic", "avx2", "avx512").
+// An override naming an unsupported or unknown path falls back to the
+// automatic choice.
+func chooseImpl(override string) *impl {
+	avail := available()
+	if override != "" {
+		for _, im := range avail {
+			if im.name == override {
+				return im
+			}
+		}
+	}
+	return avail[0]
+}
+
+// Impl names the active implementation: "avx512", "avx2" or "generic".
+func Impl() string { return active.name }
+
+// parallelFlops is the number of multiply-adds (m·n·k) from which a matrix
+// product is split over several goroutines.
+const parallelFlops = 1 << 17
+
+// maxWorkers caps the goroutines one product is split over.
+const maxWorkers = 8
+
+// workers returns how many goroutines a product of size m·n·k deserves.
+func workers(m, n, k int) int {
+	w := runtime.GOMAXPROCS(0)
+	if w > maxWorkers {
+		w = maxWorkers
+	}
+	work := m * n * k
+	if work < parallelFlops || w < 2 {
+		return 1
+	}
+	if lim := work / (parallelFlops / 2); lim < w {
+		w = lim
+	}
+	return w
+}
+
+// checkLen panics with a message naming the operand when s is shorter than
+// need.
+func checkLen(op, name string, s []float32, need int) {
+	if len(s) < need {
+		panic(fmt.Sprintf("kernel.%s: %s has length %d, need at least %d", op, name, len(s), need))
+	}
+}
+
+func checkDims(op string, m, n, k int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernel.%s: negative dimension m=%d n=%d k=%d", op, m, n, k))
+	}
+}
+
+// MatMulNT computes c[m×n] = a[m×k] · b[n×k]ᵀ, or c += a·bᵀ when acc is
+// true. b is a weight matrix stored [out, in] like a PyTorch Linear. The
+// slices are dense row-major; each must hold at least its matrix (longer
+// slices are allowed, the extra elements are neither read nor written).
+//
+// Every output is computed with the fixed 16-lane reduction described in the
+// package documentation, so c[i][j] depends only on row i of a, row j of b,
+// k, acc and the old c[i][j].
+func MatMulNT(c, a, b []float32, m, n, k int, acc bool) {
+	checkDims("MatMulNT", m, n, k)
+	checkLen("MatMulNT", "c", c, m*n)
+	checkLen("MatMulNT", "a", a, m*k)
+	checkLen("MatMulNT", "b", b, n*k)
+	if m == 0 || n == 0 {
+		return
+	}
+	run(active.nt, c, a, b, m, n, k, acc, ntSplit, workers(m, n, k))
+}
+
+// MatMulNN computes c[m×n] = a[m×k] · b[k×n], or c += a·b when acc is true.
+// Each output is a sequential fused multiply-add over k, so the result is
+// deterministic whatever the split over goroutines.
+func MatMulNN(c, a, b []float32, m, n, k int, acc bool) {
+	checkDims("MatMulNN", m, n, k)
+	checkLen("MatMulNN", "c", c, m*n)
+	checkLen("MatMulNN", "a", a, m*k)
+	checkLen("MatMulNN", "b", b, k*n)
+	if m == 0 || n == 0 {
+		return
+	}
+	run(active.nn, c, a, b, m, n, k, acc, nnSplit, workers(m, n, k))
+}
+
+// MatMulTN computes c[m×n] = a[k×m]ᵀ · b[k×n], or c += aᵀ·b when acc is
+// true (the weight gradient dW = dYᵀ·X of a Linear). Each output is a
+// sequential fused multiply-add over k, so the result is deterministic
+// whatever the split over goroutines.
+func MatMulTN(c, a, b []float32, m, n, k int, acc bool) {
+	checkDims("MatMulTN", m, n, k)
+	checkLen("MatMulTN", "c", c, m*n)
+	checkLen("MatMulTN", "a", a, k*m)
+	checkLen("MatMulTN", "b", b, k*n)
+	if m == 0 || n == 0 {
+		return
+	}
+	run(active.tn, c, a, b, m, n, k, acc, tnSplit, workers(m, n, k))
+}
+
+// splitter describes how the sub-product of rows [i0,i1) or columns
+// [j0,j1) addresses its operands.
+type splitter struct {
+	// aOff gives the offset into a of output row i, lda its stride.
+	aOff func(i, m, k int) int
+	lda  func(m, k int) int
+	// bOff gives the offset into b of output column j, ldb its stride.
+	bOff func(j, n, k int) int
+	ldb  func(n, k int) int
+}
+
+var (
+	ntSplit = splitter{
+		aOff: func(i, m, k int) int { return i * k },
+		lda:  func(m, k int) int { return k },
+		bOff: func(j, n, k int) int { return j * k },
+		ldb:  func(n, k int) int { return k },
+	}
+	nnSplit = splitter{
+		aOff: func(i, m, k int) int { return i * k },
+		lda:  func(m, k int) int { return k },
+		bOff: func(j, n, k int) int { return j },
+		ldb:  func(n, k int) int { return n },
+	}
+	tnSplit = splitter{
+		aOff: func(i, m, k int) int { return i },
+		lda:  func(m, k int) int { return m },
+		bOff: func(j, n, k int) int { return j },
+		ldb:  func(n, k int) int { return n },
+	}
+)
+
+// run executes f over the whole product, split by output rows (or columns
+// when there are few rows) over w goroutines. The split never divides k, so
+// it cannot change any output bit.
+func run(f matFunc, c, a, b []float32, m, n, k int, acc bool, s splitter, w int) {
+	lda, ldb := s.lda(m, k), s.ldb(n, k)
+	if w <= 1 {
+		f(c, n, a, lda, b, ldb, m, n, k, acc)
+		return
+	}
+	var wg sync.WaitGroup
+	byRows := m >= 4*w
+	total := n
+	if byRows {
+		total = m
+	}
+	// Chunks are multiples of 16 so that tiles stay whole.
+	chunk := (total + w - 1) / w
+	chunk = (chunk + 15) &^ 15
+	for lo := 0; lo < total; lo += chunk {
+		hi := min(lo+chunk, total)
+		var job func()
+		if byRows {
+			job = func() {
+				f(c[lo*n:], n, a[s.aOff(lo, m, k):], lda, b, ldb, hi-lo, n, k, acc)
+			}
+		} else {
+			job = func() {
+				f(c[lo:], n, a, lda, b[s.bOff(lo, n, k):], ldb, m, hi-lo, k, acc)
+			}
+		}
+		if hi == total {
+			job()
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			job()
+		}()
+	}
+	wg.Wait()
+}
+
+// Dot returns Σ x[i]·y[i] computed with the 16-lane reduction of MatMulNT, so
+// Dot(a_i, b_j) equals the MatMulNT output (i, j) bit for bit. It panics when
+// the lengths differ.
+func Dot(x, y []float32) float32 {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("kernel.Dot: lengths differ: %d and %d", len(x), len(y)))
+	}
+	return active.dot(x, y)
+}
+
+// Axpy computes y += alpha·x element-wise (one fused multiply-add per element
+// on the SIMD paths). It panics when the lengths differ.
+func Axpy(alpha float32, x, y []float32) {
+	if len(x) != len(y) {
+		panic(fmt.Sprintf("kernel.Axpy: lengths differ: %d and %d", len(x), len(y)))
+	}
+	active.axpy(alpha, x, y)
+}
+
+// Scale computes x *= alpha element-wise.
+func Scale(alpha float32, x []float32) {
+	active.scale(alpha, x)
+}

@@ -1,0 +1,262 @@
+package policy
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/nlpodyssey/spago/ag"
+	"github.com/nlpodyssey/spago/mat"
+)
+
+// testConfig is a small shape that still has several heads and layers.
+var testConfig = Config{VocabSize: 16, Dim: 32, Hidden: 48, Layers: 2, Heads: 4, KVHeads: 4, MaxSeq: 24, NormEps: 1e-5, RopeTheta: 10000}
+
+// randomModel returns a model whose weights are scaled up from the default
+// initialisation so that logits differ clearly between tokens and
+// positions, and whose norm weights are not all 1.
+func randomModel(t testing.TB, cfg Config, seed uint64) *Model {
+	t.Helper()
+	m, err := NewModel(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for _, p := range m.NamedParams() {
+		v := data(p.Param)
+		for i := range v {
+			if len(p.Shape) == 1 {
+				v[i] = float32(1 + 0.3*rng.NormFloat64())
+			} else {
+				v[i] = float32(0.25 * rng.NormFloat64())
+			}
+		}
+	}
+	return m
+}
+
+func randomSeqs(rng *rand.Rand, n, minLen, maxLen, vocab int) [][]int {
+	seqs := make([][]int, n)
+	for i := range seqs {
+		l := minLen + rng.IntN(maxLen-minLen+1)
+		for j := 0; j < l; j++ {
+			seqs[i] = append(seqs[i], 4+rng.IntN(vocab-4))
+		}
+	}
+	return seqs
+}
+
+func relErr(a, b float32) float64 {
+	return math.Abs(float64(a-b)) / math.Max(1, math.Abs(float64(b)))
+}
+
+// The inference engine computes the same logits as the autodiff forward
+// pass, on batches of different lengths (padding must not leak).
+func TestEngineMatchesAutodiff(t *testing.T) {
+	m := randomModel(t, testConfig, 1)
+	rng := rand.New(rand.NewPCG(2, 2))
+	seqs := randomSeqs(rng, 5, 3, testConfig.MaxSeq, testConfig.VocabSize)
+	b, err := m.NewBatch(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := data(m.Logits(b))
+	e := NewEngine(m)
+	v := testConfig.VocabSize
+	var worst float64
+	for i, s := range seqs {
+		got, err := e.Logits(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for pos := range s {
+			want := logits[b.Row(i, pos)*v : (b.Row(i, pos)+1)*v]
+			for j := range want {
+				worst = math.Max(worst, relErr(got[pos][j], want[j]))
+			}
+		}
+	}
+	if worst > 1e-4 {
+		t.Fatalf("engine vs autodiff logits: worst relative error %.3g > 1e-4", worst)
+	}
+}
+
+// Decoding token by token with the KV cache gives, at every position, the
+// logits of a full-sequence forward pass over the same tokens.
+func TestCachedDecodingMatchesFullForward(t *testing.T) {
+	m := randomModel(t, testConfig, 3)
+	e := NewEngine(m)
+	prompt := []int{BOS, 5, 6, 7, SEP}
+	st, err := e.Prefill(prompt, Stream{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cached [][]float32
+	out := make([]Token, 1)
+	for len(st.Tokens()) < testConfig.MaxSeq {
+		cached = append(cached, append([]float32(nil), st.(*state).nextLogits()...))
+		if err := e.Step([]State{st}, DefaultSampling, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full, err := NewEngine(m).Logits(st.Tokens()[:testConfig.MaxSeq-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cached {
+		pos := len(prompt) - 1 + i
+		for j := range c {
+			if relErr(c[j], full[pos][j]) > 1e-5 {
+				t.Fatalf("position %d token %d: cached %v, full %v", pos, j, c[j], full[pos][j])
+			}
+		}
+	}
+}
+
+// A forked child samples exactly what a state decoded from scratch with the
+// same tokens and stream samples, and a state's samples do not depend on
+// the other states of its batch.
+func TestForkAndBatchIndependence(t *testing.T) {
+	m := randomModel(t, testConfig, 4)
+	prompt := []int{BOS, 8, 9, SEP}
+	cfg := Sampling{Temperature: 1.3, TopK: 10, TopP: 0.95}
+
+	// Reference: one state alone, decoded 12 tokens.
+	alone := NewEngine(m)
+	ref, _ := alone.Prefill(prompt, Stream{Seed: 9, ID: 1})
+	var refToks []Token
+	out := make([]Token, 1)
+	for i := 0; i < 12; i++ {
+		if err := alone.Step([]State{ref}, cfg, out); err != nil {
+			t.Fatal(err)
+		}
+		refToks = append(refToks, out[0])
+	}
+
+	// The same stream as a fork at position 7 of a different parent, which
+	// is forced onto the reference's first tokens by decoding a copy, and
+	// stepped inside a batch with unrelated states.
+	e := NewEngine(m)
+	parent, _ := e.Prefill(prompt, Stream{Seed: 9, ID: 1})
+	others := []State{}
+	for i := 0; i < 5; i++ {
+		o, _ := e.Prefill([]int{BOS, 4 + i, SEP}, Stream{Seed: 3, ID: uint64(i)})
+		others = append(others, o)
+	}
+	batch := append([]State{parent}, others...)
+	outs := make([]Token, len(batch))
+	for i := 0; i < 7; i++ {
+		if err := e.Step(batch, cfg, outs); err != nil {
+			t.Fatal(err)
+		}
+		if outs[0] != refToks[i] {
+			t.Fatalf("step %d in a batch: %+v, alone: %+v", i, outs[0], refToks[i])
+		}
+	}
+	child, err := parent.Fork(len(prompt)+4, Stream{Seed: 9, ID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch = append([]State{child, parent}, others...)
+	outs = make([]Token, len(batch))
+	for i := 4; i < 12; i++ {
+		if err := e.Step(batch, cfg, outs); err != nil {
+			t.Fatal(err)
+		}
+		if outs[0] != refToks[i] {
+			t.Fatalf("forked child step %d: %+v, decoded from scratch: %+v", i, outs[0], refToks[i])
+		}
+	}
+	if got, want := e.Counters().PrefillTokens, int64(len(prompt)+5*3); got != want {
+		t.Errorf("prefill tokens %d, want %d", got, want)
+	}
+	child.Release()
+	parent.Release()
+	if _, err := parent.Fork(len(prompt), Stream{}); err == nil {
+		t.Error("fork of a released state: no error")
+	}
+}
+
+// Gradients of the autodiff path match central finite differences.
+func TestGradientsMatchFiniteDifferences(t *testing.T) {
+	cfg := Config{VocabSize: 8, Dim: 8, Hidden: 12, Layers: 2, Heads: 2, KVHeads: 2, MaxSeq: 8, NormEps: 1e-5, RopeTheta: 10000}
+	m := randomModel(t, cfg, 5)
+	rng := rand.New(rand.NewPCG(6, 6))
+	seqs := randomSeqs(rng, 3, 3, 7, cfg.VocabSize)
+	b, err := m.NewBatch(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := make([]float64, b.Rows())
+	for i := range weights {
+		weights[i] = rng.NormFloat64()
+	}
+	loss := func() float64 {
+		lp := data(m.TokenLogProbs(b, m.Logits(b), 0.8))
+		ent := data(m.TokenEntropies(b, m.Logits(b), 0.8))
+		var s float64
+		for i := range lp {
+			s += weights[i]*float64(lp[i]) + 0.5*weights[(i+1)%len(weights)]*float64(ent[i])
+		}
+		return s
+	}
+	// Analytic gradients: d/dθ Σ w·logp + 0.5·w'·H through one graph.
+	logits := m.Logits(b)
+	lp := m.TokenLogProbs(b, logits, 0.8)
+	ent := m.TokenEntropies(b, logits, 0.8)
+	wl := make([]float32, len(weights))
+	we := make([]float32, len(weights))
+	for i := range weights {
+		wl[i] = float32(weights[i])
+		we[i] = float32(0.5 * weights[(i+1)%len(weights)])
+	}
+	total := ag.Add(ag.ReduceSum(ag.Prod(lp, dense(len(wl), 1, wl))), ag.ReduceSum(ag.Prod(ent, dense(len(we), 1, we))))
+	if err := ag.Backward(total); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, np := range m.NamedParams() {
+		v := data(np.Param)
+		g := np.Param.Grad()
+		if g == nil {
+			t.Fatalf("%s: no gradient", np.Name)
+		}
+		grad := mat.Data[float32](g)
+		for trial := 0; trial < 4; trial++ {
+			i := rng.IntN(len(v))
+			old := v[i]
+			const h = 1e-2
+			v[i] = old + h
+			up := loss()
+			v[i] = old - h
+			down := loss()
+			v[i] = old
+			fd := (up - down) / (2 * h)
+			if d := math.Abs(fd - float64(grad[i])); d > 2e-2*math.Max(1, math.Abs(fd)) {
+				t.Errorf("%s[%d]: autodiff %.5g, finite difference %.5g", np.Name, i, grad[i], fd)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no parameter checked")
+	}
+}
+
+func TestNewBatchRejectsBadInput(t *testing.T) {
+	m := randomModel(t, testConfig, 1)
+	for _, tc := range []struct {
+		name string
+		seqs [][]int
+	}{
+		{"no sequences", nil},
+		{"empty sequence", [][]int{{1, 2}, {}}},
+		{"too long", [][]int{make([]int, testConfig.MaxSeq+1)}},
+		{"id out of range", [][]int{{1, testConfig.VocabSize}}},
+		{"negative id", [][]int{{1, -1}}},
+	} {
+		if _, err := m.NewBatch(tc.seqs); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+)
+
+// int8Matrix is a weight matrix [out, in] quantized weight-only to int8
+// with one scale per output row: W[j,k] ≈ scale[j]·q[j,k], scale[j] =
+// max_k |W[j,k]| / 127.
+type int8Matrix struct {
+	q       []int8
+	scale   []float32
+	out, in int
+	row     []float32 // dequantization buffer for one row
+}
+
+func quantize(w []float32, out, in int) *int8Matrix {
+	m := &int8Matrix{q: make([]int8, out*in), scale: make([]float32, out), out: out, in: in, row: make([]float32, in)}
+	for j := 0; j < out; j++ {
+		var amax float32
+		for _, v := range w[j*in : (j+1)*in] {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		if amax == 0 {
+			continue
+		}
+		s := amax / 127
+		m.scale[j] = s
+		for k, v := range w[j*in : (j+1)*in] {
+			m.q[j*in+k] = int8(math.Round(float64(v / s)))
+		}
+	}
+	return m
+}
+
+// mulT computes y = x·Wᵀ, dequantizing one weight row at a time.
+func (m *int8Matrix) mulT(y, x []float32, rows int) {
+	for j := 0; j < m.out; j++ {
+		s := m.scale[j]
+		for k, q := range m.q[j*m.in : (j+1)*m.in] {
+			m.row[k] = float32(q) * s
+		}
+		for r := 0; r < rows; r++ {
+			var acc float32
+			xr := x[r*m.in : (r+1)*m.in]
+			for k, w := range m.row {
+				acc += xr[k] * w
+			}
+			y[r*m.out+j] = acc
+		}
+	}
+}
+
+// Logits returns the next-token logits after every position of seq,
+// computed by the engine in one forward pass (a teacher-forced prefill).
+func (e *Engine) Logits(seq []int) ([][]float32, error) {
+	if len(seq) == 0 || len(seq) > e.cfg.MaxSeq {
+		return nil, fmt.Errorf("logits: sequence of %d tokens; need 1 to %d", len(seq), e.cfg.MaxSeq)
+	}
+	for i, id := range seq {
+		if id < 0 || id >= e.cfg.VocabSize {
+			return nil, fmt.Errorf("logits: position %d: token id %d outside the vocabulary of %d", i, id, e.cfg.VocabSize)
+		}
+	}
+	st := &state{eng: e, tokens: append([]int(nil), seq...), promptLen: len(seq)}
+	st.spans = []span{{seg: e.newSegment(0)}}
+	defer st.Release()
+	rows := make([]row, len(seq))
+	for i, id := range seq {
+		rows[i] = row{st: st, token: id, pos: i, logits: true}
+	}
+	e.forward(rows)
+	v := e.cfg.VocabSize
+	seg := st.own()
+	out := make([][]float32, len(seq))
+	for i := range out {
+		out[i] = append([]float32(nil), seg.logits[i*v:(i+1)*v]...)
+	}
+	return out, nil
+}
+
+// Divergence measures how far an engine's next-token distributions are from
+// a reference engine's over teacher-forced sequences (both at temperature
+// 1): the mean over positions of KL(reference ‖ other), and the mean
+// |Δ log p| of each sequence's actual next token.
+type Divergence struct {
+	MeanKL         float64
+	MeanAbsLogProb float64
+	Positions      int
+}
+
+// MeasureDivergence compares other against reference on seqs; it is how the
+// int8 engine's error is measured.
+func MeasureDivergence(reference, other *Engine, seqs [][]int) (Divergence, error) {
+	var d Divergence
+	var pr, po []float64
+	for i, seq := range seqs {
+		lr, err := reference.Logits(seq)
+		if err != nil {
+			return d, fmt.Errorf("sequence %d: %w", i, err)
+		}
+		lo, err := other.Logits(seq)
+		if err != nil {
+			return d, fmt.Errorf("sequence %d: %w", i, err)
+		}
+		for t := 0; t+1 < len(seq); t++ {
+			pr = append(pr[:0], make([]float64, len(lr[t]))...)
+			po = append(po[:0], make([]float64, len(lo[t]))...)
+			Distribution(pr, lr[t], DefaultSampling)
+			Distribution(po, lo[t], DefaultSampling)
+			var kl float64
+			for j, p := range pr {
+				if p > 0 {
+					kl += p * (math.Log(p) - math.Log(po[j]))
+				}
+			}
+			d.MeanKL += kl
+			next := seq[t+1]
+			d.MeanAbsLogProb += math.Abs(math.Log(pr[next]) - math.Log(po[next]))
+			d.Positions++
+		}
+	}
+	if d.Positions > 0 {
+		d.MeanKL /= float64(d.Positions)
+		d.MeanAbsLogProb /= float64(d.Positions)
+	}
+	return d, nil
+}
