@@ -154,26 +154,45 @@ func (e *Engine) newSegment(start int) *segment {
 
 // Prefill runs the prompt through the model in one batched forward pass.
 func (e *Engine) Prefill(prompt []int, stream Stream) (State, error) {
-	if len(prompt) == 0 {
-		return nil, errors.New("prefill: empty prompt")
+	states, err := e.PrefillBatch([][]int{prompt}, []Stream{stream})
+	if err != nil {
+		return nil, err
 	}
-	if len(prompt) >= e.cfg.MaxSeq {
-		return nil, fmt.Errorf("prefill: prompt of %d tokens leaves no room to sample within max_position_embeddings %d", len(prompt), e.cfg.MaxSeq)
+	return states[0], nil
+}
+
+// PrefillBatch runs several prompts through the model in one batched
+// forward pass and returns their states, in order.
+func (e *Engine) PrefillBatch(prompts [][]int, streams []Stream) ([]State, error) {
+	if len(streams) != len(prompts) {
+		return nil, fmt.Errorf("prefill: %d prompts but %d streams", len(prompts), len(streams))
 	}
-	for i, id := range prompt {
-		if id < 0 || id >= e.cfg.VocabSize {
-			return nil, fmt.Errorf("prefill: prompt position %d: token id %d outside the vocabulary of %d", i, id, e.cfg.VocabSize)
+	var rows []row
+	states := make([]State, len(prompts))
+	for p, prompt := range prompts {
+		if len(prompt) == 0 {
+			return nil, fmt.Errorf("prefill: prompt %d is empty", p)
+		}
+		if len(prompt) >= e.cfg.MaxSeq {
+			return nil, fmt.Errorf("prefill: prompt %d of %d tokens leaves no room to sample within max_position_embeddings %d", p, len(prompt), e.cfg.MaxSeq)
+		}
+		for i, id := range prompt {
+			if id < 0 || id >= e.cfg.VocabSize {
+				return nil, fmt.Errorf("prefill: prompt %d position %d: token id %d outside the vocabulary of %d", p, i, id, e.cfg.VocabSize)
+			}
 		}
 	}
-	st := &state{eng: e, tokens: append([]int(nil), prompt...), promptLen: len(prompt), stream: stream}
-	st.spans = []span{{seg: e.newSegment(0)}}
-	rows := make([]row, len(prompt))
-	for i, id := range prompt {
-		rows[i] = row{st: st, token: id, pos: i, logits: i == len(prompt)-1}
+	for p, prompt := range prompts {
+		st := &state{eng: e, tokens: append([]int(nil), prompt...), promptLen: len(prompt), stream: streams[p]}
+		st.spans = []span{{seg: e.newSegment(0)}}
+		for i, id := range prompt {
+			rows = append(rows, row{st: st, token: id, pos: i, logits: i == len(prompt)-1})
+		}
+		states[p] = st
+		e.counters.PrefillTokens += int64(len(prompt))
 	}
 	e.forward(rows)
-	e.counters.PrefillTokens += int64(len(prompt))
-	return st, nil
+	return states, nil
 }
 
 // Tokens returns the prompt and the tokens sampled so far.
@@ -299,12 +318,12 @@ type row struct {
 // scratch is an Engine's reusable buffers, so that decoding does not
 // allocate per token.
 type scratch struct {
-	rows                   []row
-	x, h, q, k, v, att, o  []float32
-	gate, up               []float32
-	headIn, logits         []float32
-	headRows               []int
-	sampler                samplerScratch
+	rows                  []row
+	x, h, q, k, v, att, o []float32
+	gate, up              []float32
+	headIn, logits        []float32
+	headRows              []int
+	sampler               samplerScratch
 }
 
 func grow(b []float32, n int) []float32 {

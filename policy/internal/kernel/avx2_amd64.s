@@ -193,11 +193,11 @@ skip:
 //
 // The AVX2 kernel of MatMulNN and MatMulTN: a 4×16 tile of c (rows a[0..3],
 // c[0..3] of bcArgs) accumulated by broadcasting a(i, p) against b row p,
-// one fused multiply-add per p in order. masks[0] points to the 16 column
+// one fused multiply-add per p in order. cmask points to the 16 column
 // lane masks of the tile.
 TEXT ·bc4x16AVX2(SB), NOSPLIT, $0-8
 	MOVQ    p+0(FP), DI
-	MOVQ    168(DI), BX
+	MOVQ    200(DI), BX
 	VMOVUPS (BX), Y12
 	VMOVUPS 32(BX), Y13
 	CMPQ    192(DI), $0

@@ -2,8 +2,6 @@
 
 package kernel
 
-import "unsafe"
-
 // ntArgs is the argument block of nt4x4AVX512 (field offsets are used by the
 // assembly; do not reorder).
 type ntArgs struct {
@@ -17,6 +15,7 @@ type ntArgs struct {
 	rowmask int         // rows to store, bits 0..3 (128)
 	colmask int         // columns to store in every tile, bits 0..3 (136)
 	acc     int         // 1 to add to c (144)
+	tail    *[16]int32  // AVX2 only: lane masks of the last partial block, nil if none (152)
 }
 
 // mvArgs is the argument block of nt1x16AVX512 (offsets used by assembly).
@@ -140,5 +139,3 @@ func mv1x16(ci, ai, b []float32, ldb, n, kfull, kmask int, acc bool) {
 		nt1x16AVX512(&p)
 	}
 }
-
-var _ = unsafe.Pointer(nil)

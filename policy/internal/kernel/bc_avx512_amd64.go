@@ -14,6 +14,7 @@ type bcArgs struct {
 	rowmask int         // rows to store, bits 0..7 (160)
 	masks   [3]int      // column masks of the three 16-column vectors (168)
 	acc     int         // 1 to start from the stored c (192)
+	cmask   *[16]int32  // AVX2 only: VMASKMOVPS column masks of the tile (200)
 }
 
 //go:noescape

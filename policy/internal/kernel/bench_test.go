@@ -77,3 +77,17 @@ func BenchmarkAxpy(b *testing.B) {
 	}
 	b.ReportMetric(2*4096*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkMatMulNTWorkers times the active MatMulNT at a fixed goroutine
+// count, to choose the size from which splitting pays (parallelFlops).
+func BenchmarkMatMulNTWorkers(b *testing.B) {
+	for _, sh := range []shape{{1, 768, 256}, {1, 2048, 256}, {16, 384, 128}, {64, 384, 128}, {64, 768, 256}, {256, 384, 128}, {4096, 384, 128}} {
+		for _, w := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/w%d", shapeName(sh), w), func(b *testing.B) {
+				benchProduct(b, func(c, a, bb []float32, m, n, k int, acc bool) {
+					run(active.nt, c, a, bb, m, n, k, acc, ntSplit, w)
+				}, sh, sh.m*sh.k, sh.n*sh.k)
+			})
+		}
+	}
+}

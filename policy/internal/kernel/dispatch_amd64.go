@@ -4,23 +4,37 @@ package kernel
 
 import "golang.org/x/sys/cpu"
 
-// avx512Impl uses AVX-512F/VL/DQ kernels where they exist and the generic
-// code for the rest.
+// avx512Impl needs AVX-512F/VL/DQ (and uses AVX2+FMA for the vector
+// operations, which are bound by memory anyway).
 var avx512Impl = &impl{
 	name:  "avx512",
 	nt:    ntAVX512,
 	nn:    nnAVX512,
 	tn:    tnAVX512,
 	dot:   dotAVX512Go,
-	axpy:  axpyGeneric,
-	scale: scaleGeneric,
+	axpy:  axpySIMD,
+	scale: scaleSIMD,
+}
+
+// avx2Impl needs AVX2 and FMA.
+var avx2Impl = &impl{
+	name:  "avx2",
+	nt:    ntAVX2,
+	nn:    nnAVX2,
+	tn:    tnAVX2,
+	dot:   dotAVX2Go,
+	axpy:  axpySIMD,
+	scale: scaleSIMD,
 }
 
 // available lists the implementations this CPU can run, fastest first.
 func available() []*impl {
 	var list []*impl
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, avx512Impl)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		list = append(list, avx2Impl)
 	}
 	return append(list, genericImpl)
 }

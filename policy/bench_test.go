@@ -1,0 +1,119 @@
+package policy
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// The anchors' workloads (shared/anchors/ANCHORS.md): W1 samples one
+// sequence, W2 64 at once, from a 16-token prompt to the model's max
+// length at temperature 1; W3 is one training step (forward, backward,
+// Adam) on 64 sequences of max length. Each reports tokens/s as the
+// anchors count them.
+
+const benchPromptLen = 16
+
+func benchModel(b *testing.B, size string) *Model {
+	cfg, err := Size(size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewModel(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func benchRollout(b *testing.B, size string, batch int) {
+	m := benchModel(b, size)
+	e := NewEngine(m)
+	rng := rand.New(rand.NewPCG(1, 2))
+	prompts := make([][]int, batch)
+	streams := make([]Stream, batch)
+	for i := range prompts {
+		for j := 0; j < benchPromptLen; j++ {
+			prompts[i] = append(prompts[i], 4+rng.IntN(m.Config.VocabSize-4))
+		}
+		streams[i] = Stream{Seed: 1, ID: uint64(i)}
+	}
+	newTokens := m.Config.MaxSeq - benchPromptLen
+	out := make([]Token, batch)
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		states, err := e.PrefillBatch(prompts, streams)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < newTokens; i++ {
+			if err := e.Step(states, DefaultSampling, out); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, s := range states {
+			s.Release()
+		}
+	}
+	b.ReportMetric(float64(b.N*batch*newTokens)/b.Elapsed().Seconds(), "tok/s")
+}
+
+func BenchmarkW1(b *testing.B) {
+	for _, size := range []string{"tiny", "small"} {
+		b.Run(size, func(b *testing.B) { benchRollout(b, size, 1) })
+	}
+}
+
+func BenchmarkW2(b *testing.B) {
+	for _, size := range []string{"tiny", "small"} {
+		b.Run(size, func(b *testing.B) { benchRollout(b, size, 64) })
+	}
+}
+
+func BenchmarkW3(b *testing.B) {
+	for _, size := range []string{"tiny", "small"} {
+		b.Run(size, func(b *testing.B) {
+			m := benchModel(b, size)
+			tr, err := NewTrainer(m, TrainConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 3))
+			seqs := make([][]int, 64)
+			from := make([]int, 64)
+			for i := range seqs {
+				for j := 0; j < m.Config.MaxSeq; j++ {
+					seqs[i] = append(seqs[i], rng.IntN(m.Config.VocabSize))
+				}
+				from[i] = 1
+			}
+			b.ResetTimer()
+			for it := 0; it < b.N; it++ {
+				batch, err := m.NewBatch(seqs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				loss, _, err := m.NLLLoss(batch, from)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tr.Step(loss); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*64*m.Config.MaxSeq)/b.Elapsed().Seconds(), "tok/s")
+		})
+	}
+}
+
+func Example() {
+	cfg, _ := Size("tiny")
+	m, _ := NewModel(cfg, 1)
+	tok := DefaultTokenizer()
+	prompt, _ := tok.EncodePrompt("12+34")
+	e := NewEngine(m)
+	root, _ := e.Prefill(prompt, Stream{Seed: 7})
+	samples, _ := Generate(e, root, 3, DefaultSampling, 7, cfg.MaxSeq)
+	fmt.Println(len(samples), "samples;", e.Counters().PrefillTokens, "prompt tokens")
+	// Output: 3 samples; 7 prompt tokens
+}
