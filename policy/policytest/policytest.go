@@ -4,9 +4,9 @@
 //
 // The sampler behaves like the real engine where search can observe it:
 // counter-based sampling per (Stream, position), temperature/top-k/top-p,
-// forks that share their prefix (a token fed through the "model" once is
-// never fed again by a state that shares it), lazy feeding of the last
-// sampled token, and exact Counters.
+// forks that share their prefix, lazy feeding of the last sampled token
+// (as policy.Engine: a fork taken right after a token was sampled, at the
+// end of its parent, feeds that token itself), and exact Counters.
 package policytest
 
 import (
@@ -58,16 +58,10 @@ func Fixed(probs ...float64) Dist {
 	return func([]int) []float64 { return p }
 }
 
-// cell is one token position of a state. Cells are shared between a state
-// and its forks, so a position fed once is fed for all of them.
-type cell struct {
-	fed bool
-}
-
 type state struct {
 	s         *Sampler
 	tokens    []int
-	cells     []*cell
+	pending   bool // the last token is sampled but not yet fed
 	promptLen int
 	stream    policy.Stream
 	released  bool
@@ -87,12 +81,8 @@ func (s *Sampler) Prefill(prompt []int, stream policy.Stream) (policy.State, err
 	st := &state{
 		s:         s,
 		tokens:    append([]int(nil), prompt...),
-		cells:     make([]*cell, len(prompt)),
 		promptLen: len(prompt),
 		stream:    stream,
-	}
-	for i := range st.cells {
-		st.cells[i] = &cell{fed: true}
 	}
 	s.mu.Lock()
 	s.counters.PrefillTokens += int64(len(prompt))
@@ -101,10 +91,29 @@ func (s *Sampler) Prefill(prompt []int, stream policy.Stream) (policy.State, err
 	return st, nil
 }
 
+// PrefillBatch prefills several prompts, as Prefill does for each, like
+// policy.Engine's batched prefill.
+func (s *Sampler) PrefillBatch(prompts [][]int, streams []policy.Stream) ([]policy.State, error) {
+	if len(streams) != len(prompts) {
+		return nil, fmt.Errorf("policytest: prefill: %d prompts but %d streams", len(prompts), len(streams))
+	}
+	out := make([]policy.State, len(prompts))
+	for i, p := range prompts {
+		st, err := s.Prefill(p, streams[i])
+		if err != nil {
+			for _, done := range out[:i] {
+				done.Release()
+			}
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
 // Step implements policy.Sampler. A state whose last token has not yet been
-// fed through the model is fed first (one decode token, unless a state
-// sharing that position fed it already); then one token is sampled with the
-// uniform number of (stream, position).
+// fed through the model is fed first (one decode token); then one token is
+// sampled with the uniform number of (stream, position).
 func (s *Sampler) Step(states []policy.State, cfg policy.Sampling, out []policy.Token) error {
 	if len(out) != len(states) {
 		return fmt.Errorf("policytest: step: %d states but %d outputs", len(states), len(out))
@@ -126,9 +135,7 @@ func (s *Sampler) Step(states []policy.State, cfg policy.Sampling, out []policy.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, st := range sts {
-		last := st.cells[len(st.cells)-1]
-		if !last.fed {
-			last.fed = true
+		if st.pending {
 			s.counters.DecodeTokens++
 		}
 		probs, err := s.next(st.tokens)
@@ -137,7 +144,7 @@ func (s *Sampler) Step(states []policy.State, cfg policy.Sampling, out []policy.
 		}
 		tok := Sample(probs, cfg, Uniform(st.stream, len(st.tokens)))
 		st.tokens = append(st.tokens, tok.ID)
-		st.cells = append(st.cells, &cell{})
+		st.pending = true
 		out[i] = tok
 		s.counters.SampledTokens++
 	}
@@ -199,8 +206,15 @@ func (s *Sampler) Live() int {
 	return s.live
 }
 
-func (st *state) Tokens() []int  { return st.tokens }
+// Tokens implements policy.State.
+func (st *state) Tokens() []int { return st.tokens }
+
+// PromptLen implements policy.State.
 func (st *state) PromptLen() int { return st.promptLen }
+
+// Fork implements policy.State. The child shares what the parent fed; a
+// fork at the end of a parent whose last token is pending feeds that token
+// itself, as policy.Engine does.
 
 func (st *state) Fork(at int, stream policy.Stream) (policy.State, error) {
 	if st.released {
@@ -212,7 +226,7 @@ func (st *state) Fork(at int, stream policy.Stream) (policy.State, error) {
 	child := &state{
 		s:         st.s,
 		tokens:    st.tokens[:at:at],
-		cells:     st.cells[:at:at],
+		pending:   at == len(st.tokens) && st.pending,
 		promptLen: st.promptLen,
 		stream:    stream,
 	}
@@ -222,6 +236,7 @@ func (st *state) Fork(at int, stream policy.Stream) (policy.State, error) {
 	return child, nil
 }
 
+// Release implements policy.State.
 func (st *state) Release() {
 	if st.released {
 		return

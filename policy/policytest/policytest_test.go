@@ -199,17 +199,17 @@ func TestCountersAndSharedPrefix(t *testing.T) {
 	step(root) // feeds 4, samples 5 (pending)
 	// a fork before the pending token shares fed positions: no extra decode.
 	a, _ := root.Fork(4, policy.Stream{ID: 2})
-	// two forks at the end share the pending token: it is fed once.
+	// forks at the end feed the pending token themselves, as the engine does.
 	b, _ := root.Fork(6, policy.Stream{ID: 3})
 	c, _ := root.Fork(6, policy.Stream{ID: 4})
-	step(a, b, c) // feeds 5 once; samples 3 tokens
-	want := policy.Counters{PrefillTokens: 3, DecodeTokens: 3, SampledTokens: 6}
+	step(a, b, c) // b and c feed position 5; samples 3 tokens
+	want := policy.Counters{PrefillTokens: 3, DecodeTokens: 4, SampledTokens: 6}
 	if got := s.Counters(); got != want {
 		t.Errorf("counters = %+v, want %+v", got, want)
 	}
-	step(root) // root's pending token 5 is already fed (shared cell): no decode
-	if got := s.Counters().DecodeTokens; got != 3 {
-		t.Errorf("decode tokens after stepping root = %d, want 3", got)
+	step(root) // root feeds its own pending token 5
+	if got := s.Counters().DecodeTokens; got != 5 {
+		t.Errorf("decode tokens after stepping root = %d, want 5", got)
 	}
 	if got := a.Tokens()[:4]; fmt.Sprint(got) != fmt.Sprint(root.Tokens()[:4]) {
 		t.Errorf("fork does not share the prefix: %v vs %v", got, root.Tokens())

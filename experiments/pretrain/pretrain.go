@@ -1,0 +1,317 @@
+// Package pretrain makes the base policy that RL starts from: supervised
+// training of a fresh transformer on a task's demonstrations, a share of
+// them deliberately flawed, so that the base policy is imperfect and RL has
+// room to improve it. Trained checkpoints are cached under the hash of
+// their resolved configuration, so experiments that share a base policy
+// train it once.
+package pretrain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+)
+
+// Config is a pretraining run's settings. The zero value of a field means
+// its default (see Defaults).
+type Config struct {
+	Model       string  `yaml:"model" json:"model"`               // model size (tiny, small); default tiny
+	Steps       int     `yaml:"steps" json:"steps"`               // optimizer steps; default 300
+	BatchSize   int     `yaml:"batch_size" json:"batch_size"`     // demonstrations per step; default 32
+	LR          float64 `yaml:"lr" json:"lr"`                     // Adam step size; default 3e-3
+	FlawedShare float64 `yaml:"flawed_share" json:"flawed_share"` // share of flawed demonstrations in [0, 1); default 0.3
+	EvalPrompts int     `yaml:"eval_prompts" json:"eval_prompts"` // held-out prompts for greedy accuracy; default 200
+	Seed        uint64  `yaml:"seed" json:"seed"`                 // initialisation and data order
+}
+
+// Defaults returns cfg with every zero field set to its default.
+func (cfg Config) Defaults() Config {
+	if cfg.Model == "" {
+		cfg.Model = "tiny"
+	}
+	if cfg.Steps == 0 {
+		cfg.Steps = 300
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 32
+	}
+	if cfg.LR == 0 {
+		cfg.LR = 3e-3
+	}
+	if cfg.FlawedShare == 0 {
+		cfg.FlawedShare = 0.3
+	}
+	if cfg.EvalPrompts == 0 {
+		cfg.EvalPrompts = 200
+	}
+	return cfg
+}
+
+// Validate reports the first setting out of range, naming it.
+func (cfg Config) Validate() error {
+	if _, err := policy.Size(cfg.Model); err != nil {
+		return fmt.Errorf("pretrain.model: %w", err)
+	}
+	switch {
+	case cfg.Steps < 0:
+		return fmt.Errorf("pretrain.steps = %d, want ≥ 0", cfg.Steps)
+	case cfg.BatchSize < 1:
+		return fmt.Errorf("pretrain.batch_size = %d, want ≥ 1", cfg.BatchSize)
+	case !(cfg.LR > 0):
+		return fmt.Errorf("pretrain.lr = %g, want > 0", cfg.LR)
+	case cfg.FlawedShare < 0 || cfg.FlawedShare >= 1:
+		return fmt.Errorf("pretrain.flawed_share = %g, want in [0, 1)", cfg.FlawedShare)
+	case cfg.EvalPrompts < 1:
+		return fmt.Errorf("pretrain.eval_prompts = %d, want ≥ 1", cfg.EvalPrompts)
+	}
+	return nil
+}
+
+// Step is the progress of one optimizer step.
+type Step struct {
+	Step, Steps int
+	Loss        float64 // mean NLL per response token
+}
+
+// Result is a trained base policy and how it scores.
+type Result struct {
+	Model     *policy.Model
+	Tokenizer *policy.Tokenizer
+	Loss      float64 // mean NLL per response token over the last 10% of steps
+	EvalAcc   float64 // greedy accuracy on the eval split
+	Duration  time.Duration
+}
+
+// Train pretrains a fresh model on the task's train-split demonstrations.
+// onStep, if not nil, is called after every step. Cancelling ctx stops it
+// between steps with ctx's error.
+func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Result, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	mcfg, _ := policy.Size(cfg.Model)
+	if err := task.CheckFits(t, mcfg.MaxSeq); err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
+	start := time.Now()
+	m, err := policy.NewModel(mcfg, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	tok := policy.DefaultTokenizer()
+	tr, err := policy.NewTrainer(m, policy.TrainConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, MaxGradNorm: 1})
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	var tail []float64
+	next := 0 // next train prompt index
+	for step := 0; step < cfg.Steps; step++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		seqs := make([][]int, cfg.BatchSize)
+		from := make([]int, cfg.BatchSize)
+		for i := range seqs {
+			p, err := t.Prompt(task.Train, cfg.Seed, next)
+			if err != nil {
+				return nil, fmt.Errorf("pretrain: %w", err)
+			}
+			next++
+			response := p.Demo
+			if rng.Float64() < cfg.FlawedShare {
+				response = t.FlawedDemo(p, rng)
+			}
+			seqs[i], from[i], err = Encode(tok, p.Text, response)
+			if err != nil {
+				return nil, fmt.Errorf("pretrain: prompt %q: %w", p.Text, err)
+			}
+		}
+		b, err := m.NewBatch(seqs)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		loss, _, err := m.NLLLoss(b, from)
+		if err != nil {
+			return nil, fmt.Errorf("pretrain: %w", err)
+		}
+		l := float64(loss.Value().Item().F64())
+		if _, err := tr.Step(loss); err != nil {
+			return nil, fmt.Errorf("pretrain step %d: %w", step, err)
+		}
+		if step >= cfg.Steps-max(1, cfg.Steps/10) {
+			tail = append(tail, l)
+		}
+		if onStep != nil {
+			onStep(Step{Step: step + 1, Steps: cfg.Steps, Loss: l})
+		}
+	}
+	acc, err := GreedyAccuracy(m, tok, t, cfg.EvalPrompts, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var mean float64
+	for _, l := range tail {
+		mean += l / float64(len(tail))
+	}
+	return &Result{Model: m, Tokenizer: tok, Loss: mean, EvalAcc: acc, Duration: time.Since(start)}, nil
+}
+
+// Encode returns BOS prompt SEP response EOS as token ids and the position
+// of the response's first token.
+func Encode(tok *policy.Tokenizer, prompt, response string) ([]int, int, error) {
+	p, err := tok.EncodePrompt(prompt)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := tok.Encode(response)
+	if err != nil {
+		return nil, 0, err
+	}
+	return append(append(p, r...), policy.EOS), len(p), nil
+}
+
+// GreedyAccuracy is the share of the first n eval-split prompts that the
+// model answers correctly when decoding greedily.
+func GreedyAccuracy(m *policy.Model, tok *policy.Tokenizer, t task.Task, n int, seed uint64) (float64, error) {
+	prompts := make([]task.Prompt, n)
+	ids := make([][]int, n)
+	streams := make([]policy.Stream, n)
+	for i := range prompts {
+		p, err := t.Prompt(task.Eval, seed, i)
+		if err != nil {
+			return 0, fmt.Errorf("greedy accuracy: %w", err)
+		}
+		prompts[i] = p
+		if ids[i], err = tok.EncodePrompt(p.Text); err != nil {
+			return 0, fmt.Errorf("greedy accuracy: prompt %q: %w", p.Text, err)
+		}
+	}
+	e := policy.NewEngine(m)
+	states, err := e.PrefillBatch(ids, streams)
+	if err != nil {
+		return 0, fmt.Errorf("greedy accuracy: %w", err)
+	}
+	// Prompts differ in length: generation runs to the longest prompt's
+	// limit, and the verifier grades a response that runs past the task's
+	// own limit as too long.
+	maxLen := 0
+	for i := range ids {
+		maxLen = max(maxLen, len(ids[i])+t.MaxResponseLen()+1)
+	}
+	maxLen = min(maxLen, m.Config.MaxSeq)
+	outs, err := policy.Complete(e, states, policy.Sampling{}, maxLen)
+	if err != nil {
+		return 0, fmt.Errorf("greedy accuracy: %w", err)
+	}
+	correct := 0
+	for i, toks := range outs {
+		if t.Verify(prompts[i], Decode(tok, toks)).Reward == 1 {
+			correct++
+		}
+	}
+	return float64(correct) / float64(n), nil
+}
+
+// Decode turns sampled tokens into response text, stopping at EOS.
+func Decode(tok *policy.Tokenizer, toks []policy.Token) string {
+	ids := make([]int, 0, len(toks))
+	for _, t := range toks {
+		if t.ID == policy.EOS {
+			break
+		}
+		if t.ID < 4 { // another special token: not text; the verifier sees a bad character
+			ids = append(ids, -1)
+			continue
+		}
+		ids = append(ids, t.ID)
+	}
+	var text []byte
+	for _, id := range ids {
+		if id < 0 {
+			text = append(text, '\x00')
+			continue
+		}
+		s, _ := tok.Decode([]int{id})
+		text = append(text, s...)
+	}
+	return string(text)
+}
+
+// cacheKey is the hash of everything the trained weights depend on.
+func cacheKey(taskName string, taskParams any, cfg Config) (string, error) {
+	b, err := json.Marshal(struct {
+		Version    int
+		Task       string
+		TaskParams any
+		Config     Config
+	}{1, taskName, taskParams, cfg.Defaults()})
+	if err != nil {
+		return "", fmt.Errorf("pretrain cache key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// Summary is what a cached checkpoint directory records beside the
+// weights (summary.json).
+type Summary struct {
+	Task     string  `json:"task"`
+	Config   Config  `json:"config"`
+	Loss     float64 `json:"loss"`
+	EvalAcc  float64 `json:"eval_acc"`
+	Seconds  float64 `json:"seconds"`
+	CacheKey string  `json:"cache_key"`
+}
+
+// Cached returns the base policy for (task, params, cfg) from cacheDir,
+// training and saving it first if it is not there. The second result
+// reports whether it came from the cache.
+func Cached(ctx context.Context, cacheDir string, t task.Task, taskParams any, cfg Config, onStep func(Step)) (string, Summary, bool, error) {
+	key, err := cacheKey(t.Name(), taskParams, cfg)
+	if err != nil {
+		return "", Summary{}, false, err
+	}
+	dir := filepath.Join(cacheDir, "pretrain", t.Name()+"-"+key)
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		var s Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", Summary{}, false, fmt.Errorf("pretrain cache %s: %w", dir, err)
+		}
+		return dir, s, true, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
+	}
+	res, err := Train(ctx, t, cfg, onStep)
+	if err != nil {
+		return "", Summary{}, false, err
+	}
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := policy.Save(tmp, res.Model, res.Tokenizer); err != nil {
+		return "", Summary{}, false, err
+	}
+	s := Summary{Task: t.Name(), Config: cfg.Defaults(), Loss: res.Loss, EvalAcc: res.EvalAcc, Seconds: res.Duration.Seconds(), CacheKey: key}
+	b, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
+		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
+	}
+	return dir, s, false, nil
+}

@@ -1,0 +1,202 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/rollout-rl/rollout/search"
+)
+
+// Config is the RL loop's hyperparameters, named as in the papers and
+// frameworks they come from (PPO, GRPO, DAPO, Dr.GRPO, AReaL). Every field
+// has a default (Defaults) that Config's YAML documentation states.
+type Config struct {
+	// Steps is the number of training steps; 0 means run until TotalTokens
+	// is spent. Default 20.
+	Steps int `yaml:"steps" json:"steps"`
+	// TotalTokens ends the run once this many tokens have been sampled
+	// (budget/tokens_cum), so strategies compare at equal compute; 0: no
+	// limit. The step that crosses the limit completes.
+	TotalTokens int64 `yaml:"total_tokens" json:"total_tokens"`
+	// PromptsPerStep is the batch of groups a step trains on. Default 8.
+	PromptsPerStep int `yaml:"prompts_per_step" json:"prompts_per_step"`
+	// LR is Adam's step size. Default 1e-4.
+	LR float64 `yaml:"lr" json:"lr"`
+	// MaxGradNorm clips the global gradient norm. Default 1.
+	MaxGradNorm float64 `yaml:"max_grad_norm" json:"max_grad_norm"`
+	// Advantage is the estimator: grpo, dr_grpo, rloo, tree (TreeRL),
+	// tree_nosqrt (TreeRL without the √|leaves| reweighting),
+	// tree_subgroup (TreePO). Default grpo.
+	Advantage string `yaml:"advantage" json:"advantage"`
+	// ClipLow and ClipHigh are PPO's ε: the ratio is clipped to
+	// [1−ClipLow, 1+ClipHigh] (DAPO's clip-higher when they differ).
+	// Defaults 0.2 and 0.28.
+	ClipLow  float64 `yaml:"clip_low" json:"clip_low"`
+	ClipHigh float64 `yaml:"clip_high" json:"clip_high"`
+	// LossAgg aggregates per-token losses: token_mean, seq_mean_token_mean,
+	// seq_mean_token_sum_norm (Dr.GRPO). Default token_mean.
+	LossAgg string `yaml:"loss_agg" json:"loss_agg"`
+	// KLCoef weighs the k3 estimate of KL(π_θ ‖ π_ref) to the initial
+	// policy; 0 turns it off. Default 0.
+	KLCoef float64 `yaml:"kl_coef" json:"kl_coef"`
+	// EntropyCoef weighs an entropy bonus; 0 turns it off. Default 0.
+	EntropyCoef float64 `yaml:"entropy_coef" json:"entropy_coef"`
+	// Epochs over a step's rollouts, each split into Minibatches updates.
+	// Defaults 1 and 1.
+	Epochs      int `yaml:"epochs" json:"epochs"`
+	Minibatches int `yaml:"minibatches" json:"minibatches"`
+	// FilterGroups drops groups whose rewards are all equal (DAPO dynamic
+	// sampling) and draws more prompts, up to MaxResampleRounds extra
+	// rounds. Defaults true and 2.
+	FilterGroups      *bool `yaml:"filter_groups" json:"filter_groups"`
+	MaxResampleRounds int   `yaml:"max_resample_rounds" json:"max_resample_rounds"`
+	// MaxStaleness lets rollouts sampled by policy version v be trained on
+	// up to version v+MaxStaleness; 0 trains on fresh rollouts only.
+	// Default 0.
+	MaxStaleness int `yaml:"max_staleness" json:"max_staleness"`
+	// Correction is the off-policy correction for stale or quantized
+	// rollouts: none, tis (weight min(π_old/π_behave, TISCap)) or decoupled
+	// (AReaL). Default none.
+	Correction string `yaml:"correction" json:"correction"`
+	// TISCap is TIS's C. Default 2.
+	TISCap float64 `yaml:"tis_cap" json:"tis_cap"`
+}
+
+// EvalConfig is the held-out evaluation.
+type EvalConfig struct {
+	// Every is the number of steps between evaluations (and one after the
+	// last step); 0 evaluates only at the end. Default 5.
+	Every int `yaml:"every" json:"every"`
+	// Prompts is the number of eval-split prompts. Default 100.
+	Prompts int `yaml:"prompts" json:"prompts"`
+	// K samples per prompt for pass@k and maj@k. Default 4.
+	K int `yaml:"k" json:"k"`
+}
+
+// Names of the choices.
+var (
+	Advantages  = search.EstimatorNames()
+	LossAggs    = []string{"token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"}
+	Corrections = []string{"none", "tis", "decoupled"}
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// Defaults returns c with every unset field at its default.
+func (c Config) Defaults() Config {
+	if c.Steps == 0 && c.TotalTokens == 0 {
+		c.Steps = 20
+	}
+	if c.PromptsPerStep == 0 {
+		c.PromptsPerStep = 8
+	}
+	if c.LR == 0 {
+		c.LR = 1e-4
+	}
+	if c.MaxGradNorm == 0 {
+		c.MaxGradNorm = 1
+	}
+	if c.Advantage == "" {
+		c.Advantage = "grpo"
+	}
+	if c.ClipLow == 0 {
+		c.ClipLow = 0.2
+	}
+	if c.ClipHigh == 0 {
+		c.ClipHigh = 0.28
+	}
+	if c.LossAgg == "" {
+		c.LossAgg = "token_mean"
+	}
+	if c.Epochs == 0 {
+		c.Epochs = 1
+	}
+	if c.Minibatches == 0 {
+		c.Minibatches = 1
+	}
+	if c.FilterGroups == nil {
+		c.FilterGroups = ptr(true)
+	}
+	if c.MaxResampleRounds == 0 {
+		c.MaxResampleRounds = 2
+	}
+	if c.Correction == "" {
+		c.Correction = "none"
+	}
+	if c.TISCap == 0 {
+		c.TISCap = 2
+	}
+	return c
+}
+
+// Defaults returns c with every unset field at its default.
+func (c EvalConfig) Defaults() EvalConfig {
+	if c.Every == 0 {
+		c.Every = 5
+	}
+	if c.Prompts == 0 {
+		c.Prompts = 100
+	}
+	if c.K == 0 {
+		c.K = 4
+	}
+	return c
+}
+
+func oneOf(key, v string, choices []string) error {
+	if !slices.Contains(choices, v) {
+		return fmt.Errorf("%s = %q, want one of %s", key, v, strings.Join(choices, ", "))
+	}
+	return nil
+}
+
+// Validate reports the first setting out of range, naming its key.
+func (c Config) Validate() error {
+	checks := []struct {
+		bad bool
+		msg string
+	}{
+		{c.Steps < 0, fmt.Sprintf("train.steps = %d, want ≥ 0", c.Steps)},
+		{c.TotalTokens < 0, fmt.Sprintf("train.total_tokens = %d, want ≥ 0", c.TotalTokens)},
+		{c.Steps == 0 && c.TotalTokens == 0, "train.steps and train.total_tokens are both 0: the run would never end"},
+		{c.PromptsPerStep < 1, fmt.Sprintf("train.prompts_per_step = %d, want ≥ 1", c.PromptsPerStep)},
+		{!(c.LR > 0) || math.IsInf(c.LR, 0), fmt.Sprintf("train.lr = %g, want > 0", c.LR)},
+		{c.MaxGradNorm < 0, fmt.Sprintf("train.max_grad_norm = %g, want ≥ 0", c.MaxGradNorm)},
+		{c.ClipLow <= 0 || c.ClipLow >= 1, fmt.Sprintf("train.clip_low = %g, want in (0, 1)", c.ClipLow)},
+		{c.ClipHigh <= 0, fmt.Sprintf("train.clip_high = %g, want > 0", c.ClipHigh)},
+		{c.KLCoef < 0, fmt.Sprintf("train.kl_coef = %g, want ≥ 0", c.KLCoef)},
+		{c.EntropyCoef < 0, fmt.Sprintf("train.entropy_coef = %g, want ≥ 0", c.EntropyCoef)},
+		{c.Epochs < 1, fmt.Sprintf("train.epochs = %d, want ≥ 1", c.Epochs)},
+		{c.Minibatches < 1, fmt.Sprintf("train.minibatches = %d, want ≥ 1", c.Minibatches)},
+		{c.MaxResampleRounds < 0, fmt.Sprintf("train.max_resample_rounds = %d, want ≥ 0", c.MaxResampleRounds)},
+		{c.MaxStaleness < 0, fmt.Sprintf("train.max_staleness = %d, want ≥ 0", c.MaxStaleness)},
+		{c.TISCap <= 0, fmt.Sprintf("train.tis_cap = %g, want > 0", c.TISCap)},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return fmt.Errorf("%s", ch.msg)
+		}
+	}
+	if err := oneOf("train.advantage", c.Advantage, Advantages); err != nil {
+		return err
+	}
+	if err := oneOf("train.loss_agg", c.LossAgg, LossAggs); err != nil {
+		return err
+	}
+	return oneOf("train.correction", c.Correction, Corrections)
+}
+
+// Validate reports the first setting out of range, naming its key.
+func (c EvalConfig) Validate() error {
+	switch {
+	case c.Every < 0:
+		return fmt.Errorf("eval.every = %d, want ≥ 0", c.Every)
+	case c.Prompts < 1:
+		return fmt.Errorf("eval.prompts = %d, want ≥ 1", c.Prompts)
+	case c.K < 1:
+		return fmt.Errorf("eval.k = %d, want ≥ 1", c.K)
+	}
+	return nil
+}
