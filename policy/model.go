@@ -178,6 +178,14 @@ func (b *Batch) Row(i, t int) int { return i*b.SeqLen + t }
 // hold meaningless values.
 func (m *Model) Logits(b *Batch) mat.Tensor {
 	c := m.Config
+	return ag.NewOperator(&linear{x: m.Hidden(b), w: m.Head, in: c.Dim, out: c.VocabSize}).Run()
+}
+
+// Hidden runs the differentiable forward pass up to the final RMSNorm and
+// returns the [rows, dim] hidden states the output head reads: the features
+// a reward model or value head puts its own head on.
+func (m *Model) Hidden(b *Batch) mat.Tensor {
+	c := m.Config
 	ids := make([]int, b.Rows())
 	lens := make([]int, len(b.Seqs))
 	for i, s := range b.Seqs {
@@ -194,8 +202,7 @@ func (m *Model) Logits(b *Batch) mat.Tensor {
 		f := ag.NewOperator(&feedForward{x: h, w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden}).Run()
 		x = ag.Add(x, f)
 	}
-	h := ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim}).Run()
-	return ag.NewOperator(&linear{x: h, w: m.Head, in: c.Dim, out: c.VocabSize}).Run()
+	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim}).Run()
 }
 
 // TokenLogProbs returns, for every row, log p(next token) under

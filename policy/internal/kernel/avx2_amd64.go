@@ -137,25 +137,42 @@ func tnAVX2(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 	bcAVX2(c, ldc, a, 1, lda, b, ldb, m, n, k, acc)
 }
 
+//go:noescape
+func siluMulAVX2(dst, gate, up *float32, n int)
+
+//go:noescape
+func expAVX2(dst, x *float32, n int)
+
 func axpySIMD(alpha float32, x, y []float32) {
 	n := len(x)
+	if n == 0 {
+		return
+	}
 	y = y[:n]
-	body := n &^ 7
-	if body > 0 {
-		axpyAVX2(alpha, &x[0], &y[0], body)
-	}
-	for i := body; i < n; i++ {
-		y[i] += alpha * x[i]
-	}
+	axpyAVX2(alpha, &x[0], &y[0], n)
 }
 
 func scaleSIMD(alpha float32, x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	scaleAVX2(alpha, &x[0], len(x))
+}
+
+func siluMulAVX2Go(dst, gate, up []float32) {
+	n := len(gate)
+	if n == 0 {
+		return
+	}
+	dst, up = dst[:n], up[:n]
+	siluMulAVX2(&dst[0], &gate[0], &up[0], n)
+}
+
+func expAVX2Go(dst, x []float32) {
 	n := len(x)
-	body := n &^ 7
-	if body > 0 {
-		scaleAVX2(alpha, &x[0], body)
+	if n == 0 {
+		return
 	}
-	for i := body; i < n; i++ {
-		x[i] *= alpha
-	}
+	dst = dst[:n]
+	expAVX2(&dst[0], &x[0], n)
 }

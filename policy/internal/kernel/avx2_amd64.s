@@ -197,10 +197,10 @@ skip:
 // lane masks of the tile.
 TEXT ·bc4x16AVX2(SB), NOSPLIT, $0-8
 	MOVQ    p+0(FP), DI
-	MOVQ    200(DI), BX
+	MOVQ    208(DI), BX
 	VMOVUPS (BX), Y12
 	VMOVUPS 32(BX), Y13
-	CMPQ    192(DI), $0
+	CMPQ    200(DI), $0
 	JEQ     zero
 	LOADC2(64, Y0, Y1)
 	LOADC2(72, Y2, Y3)
@@ -252,48 +252,214 @@ store:
 	VZEROUPPER
 	RET
 
+// tailmask<> holds 8 set lanes then 8 clear ones: the 8 lanes loaded from
+// tailmask<>+4·(8−r) select the first r elements.
+DATA tailmask<>+0(SB)/8, $-1
+DATA tailmask<>+8(SB)/8, $-1
+DATA tailmask<>+16(SB)/8, $-1
+DATA tailmask<>+24(SB)/8, $-1
+DATA tailmask<>+32(SB)/8, $0
+DATA tailmask<>+40(SB)/8, $0
+DATA tailmask<>+48(SB)/8, $0
+DATA tailmask<>+56(SB)/8, $0
+GLOBL tailmask<>(SB), RODATA|NOPTR, $64
+
+// TAILMASK sets Y15 to the mask of the first CX (1..7) lanes. Clobbers AX.
+#define TAILMASK \
+	LEAQ    tailmask<>+32(SB), AX \
+	SHLQ    $2, CX                \
+	SUBQ    CX, AX                \
+	VMOVUPS (AX), Y15
+
 // func axpyAVX2(alpha float32, x, y *float32, n int)
-// y[i] += alpha·x[i] for n a multiple of 8.
+// y[i] += alpha·x[i] by fused multiply-add, the last partial block masked.
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
 	VBROADCASTSS alpha+0(FP), Y0
 	MOVQ         x+8(FP), SI
 	MOVQ         y+16(FP), DI
 	MOVQ         n+24(FP), CX
-	SHLQ         $2, CX
-	XORQ         DX, DX
-	TESTQ        CX, CX
-	JZ           axdone
+	CMPQ         CX, $8
+	JLT          axtail
 
 axloop:
-	VMOVUPS     (DI)(DX*1), Y1
-	VFMADD231PS (SI)(DX*1), Y0, Y1
-	VMOVUPS     Y1, (DI)(DX*1)
-	ADDQ        $32, DX
-	CMPQ        DX, CX
-	JLT         axloop
+	VMOVUPS     (DI), Y1
+	VFMADD231PS (SI), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	CMPQ        CX, $8
+	JGE         axloop
+
+axtail:
+	TESTQ       CX, CX
+	JZ          axdone
+	TAILMASK
+	VMASKMOVPS  (DI), Y15, Y1
+	VMASKMOVPS  (SI), Y15, Y2
+	VFMADD231PS Y2, Y0, Y1
+	VMASKMOVPS  Y1, Y15, (DI)
 
 axdone:
 	VZEROUPPER
 	RET
 
 // func scaleAVX2(alpha float32, x *float32, n int)
-// x[i] *= alpha for n a multiple of 8.
+// x[i] *= alpha (a single rounded product, the same as in Go).
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
 	VBROADCASTSS alpha+0(FP), Y0
 	MOVQ         x+8(FP), SI
 	MOVQ         n+16(FP), CX
-	SHLQ         $2, CX
-	XORQ         DX, DX
-	TESTQ        CX, CX
-	JZ           scdone
+	CMPQ         CX, $8
+	JLT          sctail
 
 scloop:
-	VMULPS  (SI)(DX*1), Y0, Y1
-	VMOVUPS Y1, (SI)(DX*1)
-	ADDQ    $32, DX
-	CMPQ    DX, CX
-	JLT     scloop
+	VMULPS  (SI), Y0, Y1
+	VMOVUPS Y1, (SI)
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	CMPQ    CX, $8
+	JGE     scloop
+
+sctail:
+	TESTQ      CX, CX
+	JZ         scdone
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y1
+	VMULPS     Y1, Y0, Y1
+	VMASKMOVPS Y1, Y15, (SI)
 
 scdone:
+	VZEROUPPER
+	RET
+
+// Constants of the exp (see act_avx512_amd64.s), each replicated 8 times.
+#define C8(off, v) \
+	DATA expc8<>+(off)(SB)/4, v \
+	DATA expc8<>+(off+4)(SB)/4, v \
+	DATA expc8<>+(off+8)(SB)/4, v \
+	DATA expc8<>+(off+12)(SB)/4, v \
+	DATA expc8<>+(off+16)(SB)/4, v \
+	DATA expc8<>+(off+20)(SB)/4, v \
+	DATA expc8<>+(off+24)(SB)/4, v \
+	DATA expc8<>+(off+28)(SB)/4, v
+
+C8(0, $0x3fb8aa3b)
+C8(32, $0x3f318000)
+C8(64, $0xb95e8083)
+C8(96, $0x39506967)
+C8(128, $0x3ab743ce)
+C8(160, $0x3c088908)
+C8(192, $0x3d2aa9c1)
+C8(224, $0x3e2aaaaa)
+C8(256, $0x3f000000)
+C8(288, $0x3f800000)
+C8(320, $0x43000000)
+C8(352, $0xc3000000)
+C8(384, $127)
+GLOBL expc8<>(SB), RODATA|NOPTR, $416
+
+// EXP8 sets z = e^z: the steps of EXP in act_avx512_amd64.s, with 2ⁿ applied
+// as two exact powers of two 2^(n>>1)·2^(n−(n>>1)) built in the exponent
+// field. Needs Y13 = 128, Y14 = −128. Clobbers Y10, Y11, Y12.
+#define EXP8(z) \
+	VMINPS       z, Y13, z                \
+	VMAXPS       z, Y14, z                \
+	VMULPS       expc8<>+0(SB), z, Y10    \
+	VROUNDPS     $0, Y10, Y10             \
+	VFNMADD231PS expc8<>+32(SB), Y10, z   \
+	VFNMADD231PS expc8<>+64(SB), Y10, z   \
+	VMOVUPS      expc8<>+96(SB), Y11      \
+	VFMADD213PS  expc8<>+128(SB), z, Y11  \
+	VFMADD213PS  expc8<>+160(SB), z, Y11  \
+	VFMADD213PS  expc8<>+192(SB), z, Y11  \
+	VFMADD213PS  expc8<>+224(SB), z, Y11  \
+	VFMADD213PS  expc8<>+256(SB), z, Y11  \
+	VMULPS       z, z, Y12                \
+	VFMADD213PS  z, Y12, Y11              \
+	VADDPS       expc8<>+288(SB), Y11, Y11 \
+	VCVTPS2DQ    Y10, Y10                 \
+	VPSRAD       $1, Y10, Y12             \
+	VPSUBD       Y12, Y10, Y10            \
+	VPADDD       expc8<>+384(SB), Y12, Y12 \
+	VPSLLD       $23, Y12, Y12            \
+	VPADDD       expc8<>+384(SB), Y10, Y10 \
+	VPSLLD       $23, Y10, Y10            \
+	VMULPS       Y12, Y11, Y11            \
+	VMULPS       Y10, Y11, z
+
+// func siluMulAVX2(dst, gate, up *float32, n int)
+TEXT ·siluMulAVX2(SB), NOSPLIT, $0-32
+	MOVQ    dst+0(FP), DI
+	MOVQ    gate+8(FP), SI
+	MOVQ    up+16(FP), BX
+	MOVQ    n+24(FP), CX
+	VMOVUPS expc8<>+320(SB), Y13
+	VMOVUPS expc8<>+352(SB), Y14
+	VXORPS  Y9, Y9, Y9
+	CMPQ    CX, $8
+	JLT     sitail
+
+siloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y0, Y9, Y1
+	EXP8(Y1)
+	VADDPS  expc8<>+288(SB), Y1, Y1
+	VDIVPS  Y1, Y0, Y0
+	VMULPS  (BX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, BX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	CMPQ    CX, $8
+	JGE     siloop
+
+sitail:
+	TESTQ      CX, CX
+	JZ         sidone
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y0
+	VSUBPS     Y0, Y9, Y1
+	EXP8(Y1)
+	VADDPS     expc8<>+288(SB), Y1, Y1
+	VDIVPS     Y1, Y0, Y0
+	VMASKMOVPS (BX), Y15, Y2
+	VMULPS     Y2, Y0, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+
+sidone:
+	VZEROUPPER
+	RET
+
+// func expAVX2(dst, x *float32, n int)
+TEXT ·expAVX2(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS expc8<>+320(SB), Y13
+	VMOVUPS expc8<>+352(SB), Y14
+	CMPQ    CX, $8
+	JLT     extail
+
+exloop:
+	VMOVUPS (SI), Y0
+	EXP8(Y0)
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	CMPQ    CX, $8
+	JGE     exloop
+
+extail:
+	TESTQ      CX, CX
+	JZ         exdone
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y0
+	EXP8(Y0)
+	VMASKMOVPS Y0, Y15, (DI)
+
+exdone:
 	VZEROUPPER
 	RET

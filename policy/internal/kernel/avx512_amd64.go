@@ -78,7 +78,7 @@ func ntAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 	_ = b[(n-1)*ldb+k-1]
 	_ = c[(m-1)*ldc+n-1]
 	kfull, kmask := kSplit(k)
-	if m < 4 && n >= 16 {
+	if m == 1 && n >= 16 {
 		for i := range m {
 			mv1x16(c[i*ldc:], a[i*lda:], b, ldb, n, kfull, kmask, acc)
 		}

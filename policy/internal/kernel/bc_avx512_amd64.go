@@ -2,7 +2,7 @@
 
 package kernel
 
-// bcArgs is the argument block of bc8x48AVX512 (field offsets are used by
+// bcArgs is the argument block of bc6x64AVX512 and bc4x16AVX2 (field offsets are used by
 // the assembly; do not reorder).
 type bcArgs struct {
 	a       [8]*float32 // a(i0+r, p0) for the tile's rows (0)
@@ -11,21 +11,21 @@ type bcArgs struct {
 	astep   int         // bytes from a(i, p) to a(i, p+1) (136)
 	ldb     int         // bytes from b(p, j) to b(p+1, j) (144)
 	k       int         // products to accumulate (152)
-	rowmask int         // rows to store, bits 0..7 (160)
-	masks   [3]int      // column masks of the three 16-column vectors (168)
-	acc     int         // 1 to start from the stored c (192)
-	cmask   *[16]int32  // AVX2 only: VMASKMOVPS column masks of the tile (200)
+	rowmask int         // rows to store, one bit per row (160)
+	masks   [4]int      // column masks of the four 16-column vectors (168)
+	acc     int         // 1 to start from the stored c (200)
+	cmask   *[16]int32  // AVX2 only: VMASKMOVPS column masks of the tile (208)
 }
 
 //go:noescape
-func bc8x48AVX512(p *bcArgs)
+func bc6x64AVX512(p *bcArgs)
 
 // Cache blocking of the broadcast kernel: kBlock products per pass keep the
 // b panel and the a strip of a pass in L1/L2.
 const bcKBlock = 256
 
 // bcAVX512 computes c (+)= A·b where A(i, p) = a[i·ai + p·ap] (NN: ai = lda,
-// ap = 1; TN: ai = 1, ap = lda), with 8×48 tiles. Each output is one
+// ap = 1; TN: ai = 1, ap = lda), with 6×64 tiles. Each output is one
 // sequential chain of fused multiply-adds over p; the k blocks store and
 // reload the float32 accumulators exactly, so blocking changes no bit.
 func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb int, m, n, k int, acc bool) {
@@ -48,20 +48,23 @@ func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb in
 	for p0 := 0; p0 < k; p0 += bcKBlock {
 		p.k = min(bcKBlock, k-p0)
 		p.acc = b2i(acc || p0 > 0)
-		for j0 := 0; j0 < n; j0 += 48 {
-			for v := range 3 {
-				w := min(max(n-j0-16*v, 0), 16)
-				p.masks[v] = (1 << w) - 1
+		// Row tiles outside: the a strip of a tile stays in L1 while the
+		// tile sweeps the b panel of this k block (in L2).
+		for i0 := 0; i0 < m; i0 += 6 {
+			p.rowmask = (1 << min(6, m-i0)) - 1
+			for r := range 6 {
+				p.a[r] = &a[min(i0+r, m-1)*ai+p0*ap]
 			}
-			p.b = &b[p0*ldb+j0]
-			for i0 := 0; i0 < m; i0 += 8 {
-				p.rowmask = (1 << min(8, m-i0)) - 1
-				for r := range 8 {
-					i := min(i0+r, m-1)
-					p.a[r] = &a[i*ai+p0*ap]
-					p.c[r] = &c[i*ldc+j0]
+			for j0 := 0; j0 < n; j0 += 64 {
+				for v := range 4 {
+					w := min(max(n-j0-16*v, 0), 16)
+					p.masks[v] = (1 << w) - 1
 				}
-				bc8x48AVX512(&p)
+				p.b = &b[p0*ldb+j0]
+				for r := range 6 {
+					p.c[r] = &c[min(i0+r, m-1)*ldc+j0]
+				}
+				bc6x64AVX512(&p)
 			}
 		}
 	}

@@ -2,33 +2,36 @@
 
 #include "textflag.h"
 
-// AVX-512 kernel of MatMulNN and MatMulTN: an 8×48 tile of c accumulated in
+// AVX-512 kernel of MatMulNN and MatMulTN: a 6×64 tile of c accumulated in
 // 24 ZMM registers by broadcasting a(i, p) and multiplying the b row p, one
 // VFMADD231PS per p in increasing order (a sequential reduction over k).
 
-#define BC3(ar, z0, z1, z2) \
-	VBROADCASTSS (ar)(DX*1), Z27 \
-	VFMADD231PS  Z24, Z27, z0    \
-	VFMADD231PS  Z25, Z27, z1    \
-	VFMADD231PS  Z26, Z27, z2
+#define BC4(ar, z0, z1, z2, z3) \
+	VBROADCASTSS (ar)(DX*1), Z28 \
+	VFMADD231PS  Z24, Z28, z0    \
+	VFMADD231PS  Z25, Z28, z1    \
+	VFMADD231PS  Z26, Z28, z2    \
+	VFMADD231PS  Z27, Z28, z3
 
-#define LOADC(off, z0, z1, z2) \
+#define LOADC(off, z0, z1, z2, z3) \
 	MOVQ      off(DI), DX          \
 	VMOVUPS.Z (DX), K1, z0         \
 	VMOVUPS.Z 64(DX), K2, z1       \
-	VMOVUPS.Z 128(DX), K3, z2
+	VMOVUPS.Z 128(DX), K3, z2      \
+	VMOVUPS.Z 192(DX), K4, z3
 
-#define STOREC(bit, off, z0, z1, z2, skip) \
+#define STOREC(bit, off, z0, z1, z2, z3, skip) \
 	TESTQ   $bit, AX      \
 	JZ      skip          \
 	MOVQ    off(DI), DX   \
 	VMOVUPS z0, K1, (DX)  \
 	VMOVUPS z1, K2, 64(DX) \
 	VMOVUPS z2, K3, 128(DX) \
+	VMOVUPS z3, K4, 192(DX) \
 skip:
 
-// func bc8x48AVX512(p *bcArgs)
-TEXT ·bc8x48AVX512(SB), NOSPLIT, $0-8
+// func bc6x64AVX512(p *bcArgs)
+TEXT ·bc6x64AVX512(SB), NOSPLIT, $0-8
 	MOVQ  p+0(FP), DI
 	MOVQ  168(DI), AX
 	KMOVW AX, K1
@@ -36,16 +39,16 @@ TEXT ·bc8x48AVX512(SB), NOSPLIT, $0-8
 	KMOVW AX, K2
 	MOVQ  184(DI), AX
 	KMOVW AX, K3
-	CMPQ  192(DI), $0
+	MOVQ  192(DI), AX
+	KMOVW AX, K4
+	CMPQ  200(DI), $0
 	JEQ   zero
-	LOADC(64, Z0, Z1, Z2)
-	LOADC(72, Z3, Z4, Z5)
-	LOADC(80, Z6, Z7, Z8)
-	LOADC(88, Z9, Z10, Z11)
-	LOADC(96, Z12, Z13, Z14)
-	LOADC(104, Z15, Z16, Z17)
-	LOADC(112, Z18, Z19, Z20)
-	LOADC(120, Z21, Z22, Z23)
+	LOADC(64, Z0, Z1, Z2, Z3)
+	LOADC(72, Z4, Z5, Z6, Z7)
+	LOADC(80, Z8, Z9, Z10, Z11)
+	LOADC(88, Z12, Z13, Z14, Z15)
+	LOADC(96, Z16, Z17, Z18, Z19)
+	LOADC(104, Z20, Z21, Z22, Z23)
 	JMP   start
 
 zero:
@@ -84,8 +87,6 @@ start:
 	MOVQ  24(DI), R11
 	MOVQ  32(DI), R12
 	MOVQ  40(DI), R13
-	MOVQ  48(DI), R14
-	MOVQ  56(DI), R15
 	MOVQ  128(DI), BX
 	MOVQ  136(DI), SI
 	MOVQ  144(DI), AX
@@ -95,14 +96,13 @@ loop:
 	VMOVUPS.Z (BX), K1, Z24
 	VMOVUPS.Z 64(BX), K2, Z25
 	VMOVUPS.Z 128(BX), K3, Z26
-	BC3(R8, Z0, Z1, Z2)
-	BC3(R9, Z3, Z4, Z5)
-	BC3(R10, Z6, Z7, Z8)
-	BC3(R11, Z9, Z10, Z11)
-	BC3(R12, Z12, Z13, Z14)
-	BC3(R13, Z15, Z16, Z17)
-	BC3(R14, Z18, Z19, Z20)
-	BC3(R15, Z21, Z22, Z23)
+	VMOVUPS.Z 192(BX), K4, Z27
+	BC4(R8, Z0, Z1, Z2, Z3)
+	BC4(R9, Z4, Z5, Z6, Z7)
+	BC4(R10, Z8, Z9, Z10, Z11)
+	BC4(R11, Z12, Z13, Z14, Z15)
+	BC4(R12, Z16, Z17, Z18, Z19)
+	BC4(R13, Z20, Z21, Z22, Z23)
 	ADDQ SI, DX
 	ADDQ AX, BX
 	DECQ CX
@@ -110,13 +110,11 @@ loop:
 
 store:
 	MOVQ 160(DI), AX
-	STOREC(1, 64, Z0, Z1, Z2, s0)
-	STOREC(2, 72, Z3, Z4, Z5, s1)
-	STOREC(4, 80, Z6, Z7, Z8, s2)
-	STOREC(8, 88, Z9, Z10, Z11, s3)
-	STOREC(16, 96, Z12, Z13, Z14, s4)
-	STOREC(32, 104, Z15, Z16, Z17, s5)
-	STOREC(64, 112, Z18, Z19, Z20, s6)
-	STOREC(128, 120, Z21, Z22, Z23, s7)
+	STOREC(1, 64, Z0, Z1, Z2, Z3, s0)
+	STOREC(2, 72, Z4, Z5, Z6, Z7, s1)
+	STOREC(4, 80, Z8, Z9, Z10, Z11, s2)
+	STOREC(8, 88, Z12, Z13, Z14, Z15, s3)
+	STOREC(16, 96, Z16, Z17, Z18, Z19, s4)
+	STOREC(32, 104, Z20, Z21, Z22, Z23, s5)
 	VZEROUPPER
 	RET

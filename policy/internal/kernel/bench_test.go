@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -22,7 +23,7 @@ func shapeName(sh shape) string { return fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.
 // BenchmarkMatMulNT: (m×k)·(n×k)ᵀ at the model's inference and training shapes.
 func BenchmarkMatMulNT(b *testing.B) {
 	for _, sh := range []shape{
-		{1, 384, 128}, {1, 128, 384}, {1, 768, 256}, {1, 64, 128},
+		{1, 384, 128}, {1, 128, 384}, {1, 768, 256}, {1, 64, 128}, {2, 384, 128}, {3, 384, 128}, {8, 384, 128},
 		{64, 384, 128}, {64, 128, 384}, {64, 768, 256}, {64, 256, 768},
 		{4096, 384, 128}, {4096, 128, 384}, {8192, 768, 256},
 	} {
@@ -89,5 +90,35 @@ func BenchmarkMatMulNTWorkers(b *testing.B) {
 				}, sh, sh.m*sh.k, sh.n*sh.k)
 			})
 		}
+	}
+}
+
+// BenchmarkSiLUMul compares the kernel with a plain loop over math.Exp at
+// the tiny model's batch-64 hidden activation (64×384).
+func BenchmarkSiLUMul(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n = 64 * 384
+	gate, up, dst := randSlice(r, n), randSlice(r, n), make([]float32, n)
+	b.Run("kernel", func(b *testing.B) {
+		for b.Loop() {
+			SiLUMul(dst, gate, up)
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+	b.Run("math.Exp", func(b *testing.B) {
+		for b.Loop() {
+			for i, g := range gate {
+				dst[i] = g / (1 + float32(math.Exp(float64(-g)))) * up[i]
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+	})
+}
+
+func BenchmarkSoftmaxEntropy(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	logits, p := randSlice(r, 64), make([]float32, 64)
+	for b.Loop() {
+		SoftmaxEntropy(p, logits)
 	}
 }

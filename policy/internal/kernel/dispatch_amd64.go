@@ -14,6 +14,9 @@ var avx512Impl = &impl{
 	dot:   dotAVX512Go,
 	axpy:  axpySIMD,
 	scale: scaleSIMD,
+
+	siluMul: siluMulAVX512Go,
+	exp:     expAVX512Go,
 }
 
 // avx2Impl needs AVX2 and FMA.
@@ -25,6 +28,9 @@ var avx2Impl = &impl{
 	dot:   dotAVX2Go,
 	axpy:  axpySIMD,
 	scale: scaleSIMD,
+
+	siluMul: siluMulAVX2Go,
+	exp:     expAVX2Go,
 }
 
 // available lists the implementations this CPU can run, fastest first.

@@ -23,20 +23,34 @@
 // states share its batch. [Dot] uses the same structure, so Dot(a_i, b_j)
 // equals MatMulNT of that single row and column bit for bit.
 //
-// The AVX-512 and AVX2 implementations follow this structure exactly and
-// agree bit for bit. The pure-Go fallback follows the same order but, on
+// The AVX-512 and AVX2 implementations follow this structure exactly (the
+// tests check them bit for bit against an exact emulation of it), so they
+// agree with each other. The pure-Go fallback follows the same order but, on
 // amd64, rounds the product before the add (Go fuses a*b+c only on some
-// architectures), so it agrees with the SIMD paths within a rounding error.
+// architectures), so it agrees with the SIMD paths within rounding error.
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k (one
-// fused multiply-add per step, from the old value when acc is set). Their
-// results are deterministic and independent of the split into goroutines,
-// but they are not promised to equal MatMulNT on transposed inputs.
+// multiply-add per step, starting from the old value when acc is set).
+// Their results are deterministic and independent of the split into
+// goroutines, but they are not promised to equal MatMulNT on transposed
+// inputs, nor to agree bit for bit between implementations.
+//
+// The output c must not overlap a or b.
+//
+// # Activations
+//
+// SiLUMul, Exp, RMSNorm and SoftmaxEntropy are the element-wise and row
+// operations of the transformer. Exp and SiLUMul use a float32 polynomial
+// exp (within 1 ulp of the true value), in AVX-512 some 60 times faster than a
+// loop over math.Exp; their results are element-wise, so they too depend
+// on nothing but their own inputs.
 //
 // # Dispatch
 //
 // The implementation is chosen once at package initialisation from the CPU
-// features (golang.org/x/sys/cpu): "avx512", "avx2" (with FMA) or "generic".
+// features (golang.org/x/sys/cpu): "avx512" (AVX-512F/VL/DQ), "avx2" (AVX2
+// and FMA) or "generic" (pure Go, also on other architectures and with the
+// purego build tag).
 // The environment variable ROLLOUT_KERNEL set to "generic" or "avx2" forces
 // a slower path (for tests and comparisons); [Impl] names the active one.
 //

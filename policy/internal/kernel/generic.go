@@ -10,21 +10,39 @@ var genericImpl = &impl{
 	dot:   dotGeneric,
 	axpy:  axpyGeneric,
 	scale: scaleGeneric,
+
+	siluMul: siluMulGeneric,
+	exp:     expSliceGeneric,
 }
 
 // dotGeneric is the 16-lane dot product of the package documentation over
-// x and y (equal lengths): lanes by p mod 16, zero padding, fixed tree.
+// x and y (equal lengths): lanes by p mod 16, zero padding, fixed tree. The
+// lanes are local variables so that the compiler keeps them in registers.
 func dotGeneric(x, y []float32) float32 {
-	var s [lanes]float32
 	n := len(x)
 	y = y[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15 float32
 	p := 0
 	for ; p+lanes <= n; p += lanes {
 		xs, ys := x[p:p+lanes:p+lanes], y[p:p+lanes:p+lanes]
-		for l := range lanes {
-			s[l] += xs[l] * ys[l]
-		}
+		s0 += xs[0] * ys[0]
+		s1 += xs[1] * ys[1]
+		s2 += xs[2] * ys[2]
+		s3 += xs[3] * ys[3]
+		s4 += xs[4] * ys[4]
+		s5 += xs[5] * ys[5]
+		s6 += xs[6] * ys[6]
+		s7 += xs[7] * ys[7]
+		s8 += xs[8] * ys[8]
+		s9 += xs[9] * ys[9]
+		s10 += xs[10] * ys[10]
+		s11 += xs[11] * ys[11]
+		s12 += xs[12] * ys[12]
+		s13 += xs[13] * ys[13]
+		s14 += xs[14] * ys[14]
+		s15 += xs[15] * ys[15]
 	}
+	s := [lanes]float32{s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15}
 	if p < n {
 		l := 0
 		for ; p < n; p, l = p+1, l+1 {
