@@ -1,0 +1,80 @@
+package task
+
+import (
+	"strings"
+	"testing"
+)
+
+// fuzzVerify checks a verifier on a fuzzed response against a fixed prompt
+// and on a fuzzed prompt text: no panic, a reward in [0, 1], a reason, an
+// answer start inside the response.
+func fuzzVerify(f *testing.F, tk Task, prompts []string, responses []string) {
+	for _, p := range prompts {
+		for _, r := range responses {
+			f.Add(p, r)
+		}
+	}
+	var generated []Prompt
+	for i := range 7 {
+		p, err := tk.Prompt(Train, 1, i)
+		if err != nil {
+			f.Fatal(err)
+		}
+		generated = append(generated, p)
+	}
+	f.Fuzz(func(t *testing.T, promptText, response string) {
+		check := func(p Prompt) {
+			v := tk.Verify(p, response)
+			if v.Reward < 0 || v.Reward > 1 || v.Reason == "" {
+				t.Fatalf("Verify(%q, %q) = %+v", p.Text, response, v)
+			}
+			if v.Reward > 0 && v.Answer == "" {
+				t.Fatalf("Verify(%q, %q) = %+v: a reward without an answer", p.Text, response, v)
+			}
+			if at := tk.AnswerStart(p, response); at < 0 || at > len(response) {
+				t.Fatalf("AnswerStart(%q, %q) = %d", p.Text, response, at)
+			}
+		}
+		check(Prompt{Text: promptText})
+		if p, err := tk.ParsePrompt(promptText); err == nil {
+			check(p)
+			if p.Demo != "" {
+				if v := tk.Verify(p, p.Demo); v.Reward != 1 {
+					t.Fatalf("prompt %q: demo %q graded %+v", promptText, p.Demo, v)
+				}
+			}
+		}
+		check(generated[len(response)%len(generated)])
+	})
+}
+
+// nasty are responses every verifier must survive.
+var nasty = []string{
+	"", " ", "=", "==", "\x00", "\xff\xfe", "é", "ABC", "\n", strings.Repeat("9", 40),
+	strings.Repeat("(", 40), strings.Repeat(")", 40), "-", "--1", "9223372036854775808",
+}
+
+func FuzzVerifyAdd(f *testing.F) {
+	tk, _ := New("add", nil)
+	fuzzVerify(f, tk,
+		[]string{"758+467", "0+0", "999+999", "+", "1+", "99999999999999999999+1", "758+467+1"},
+		append([]string{"15 12 12=1225", "15 12=", "=01225", "=1225 ", "=-1225", "1225"}, nasty...))
+}
+
+func FuzzVerifyCountdown(f *testing.F) {
+	tk, _ := New("countdown", nil)
+	fuzzVerify(f, tk,
+		[]string{"4 7 9 7:23", "1 1 1 1:50", "4 7 9:23", "4 7 9 7:", ":", "9 9 9 9:10"},
+		append([]string{
+			"7+7+9=23", "7+7+9", "4/(7-7)", "(4+7)*7/9", "(7+7", "7+7)", "7*7*7*7*9",
+			"4*7-9+4", "1+2", "07+9", "7=99999999999999999999", "7=-", "((((((7))))))",
+			"9223372036854775807*9", "4 / 0",
+		}, nasty...))
+}
+
+func FuzzVerifyPath(f *testing.F) {
+	tk, _ := New("path", nil)
+	fuzzVerify(f, tk,
+		[]string{"ab ac bd ce cf dg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b"},
+		append([]string{"abdg", "ag", "bdg", "abdbdg", "abdgx", "ab dg", "abdgabdga", "zzzz"}, nasty...))
+}
