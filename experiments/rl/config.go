@@ -71,7 +71,12 @@ type EvalConfig struct {
 	Every int `yaml:"every" json:"every"`
 	// Prompts is the number of eval-split prompts. Default 100.
 	Prompts int `yaml:"prompts" json:"prompts"`
-	// K samples per prompt for pass@k and maj@k. Default 4.
+	// Samples per prompt (n), sampled at the rollout temperature, from
+	// which pass@1, pass@k (unbiased estimator) and maj@k are computed.
+	// Default 8.
+	Samples int `yaml:"samples" json:"samples"`
+	// K of pass@k and maj@k (maj@k votes over the first K samples);
+	// K ≤ Samples. Default 4.
 	K int `yaml:"k" json:"k"`
 }
 
@@ -139,8 +144,11 @@ func (c EvalConfig) Defaults() EvalConfig {
 	if c.Prompts == 0 {
 		c.Prompts = 100
 	}
+	if c.Samples == 0 {
+		c.Samples = 8
+	}
 	if c.K == 0 {
-		c.K = 4
+		c.K = min(4, c.Samples)
 	}
 	return c
 }
@@ -195,8 +203,10 @@ func (c EvalConfig) Validate() error {
 		return fmt.Errorf("eval.every = %d, want ≥ 0", c.Every)
 	case c.Prompts < 1:
 		return fmt.Errorf("eval.prompts = %d, want ≥ 1", c.Prompts)
-	case c.K < 1:
-		return fmt.Errorf("eval.k = %d, want ≥ 1", c.K)
+	case c.Samples < 1:
+		return fmt.Errorf("eval.samples = %d, want ≥ 1", c.Samples)
+	case c.K < 1 || c.K > c.Samples:
+		return fmt.Errorf("eval.k = %d, want in [1, eval.samples = %d]", c.K, c.Samples)
 	}
 	return nil
 }

@@ -1,0 +1,140 @@
+package rl
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+)
+
+// EvalResult is a held-out evaluation.
+type EvalResult struct {
+	Acc        float64 // greedy accuracy
+	RewardMean float64 // mean reward of the samples
+	PassAt1    float64 // mean over prompts of the share of correct samples
+	PassAtK    float64 // unbiased pass@k
+	MajAtK     float64 // majority vote over the first k samples
+	Tokens     int64   // sampled tokens
+}
+
+// Metrics names the result as the store and reports do.
+func (r EvalResult) Metrics() map[string]float64 {
+	return map[string]float64{
+		"eval/acc": r.Acc, "eval/reward_mean": r.RewardMean, "eval/pass@1": r.PassAt1,
+		"eval/pass@k": r.PassAtK, "eval/maj@k": r.MajAtK, "eval/tokens": float64(r.Tokens),
+	}
+}
+
+// Evaluate scores the model on the first cfg.Prompts eval-split prompts:
+// greedy decoding for accuracy, and cfg.Samples samples per prompt (with
+// sampling, streams from seed) for the sampled metrics.
+func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfig, sampling policy.Sampling, seed uint64) (EvalResult, error) {
+	cfg = cfg.Defaults()
+	var r EvalResult
+	acc, err := pretrain.GreedyAccuracy(m, tok, t, cfg.Prompts, seed)
+	if err != nil {
+		return r, err
+	}
+	r.Acc = acc
+	e := policy.NewEngine(m)
+	var states []policy.State
+	prompts := make([]task.Prompt, cfg.Prompts)
+	maxLen := 0
+	for i := range prompts {
+		p, err := t.Prompt(task.Eval, seed, i)
+		if err != nil {
+			return r, fmt.Errorf("evaluate: %w", err)
+		}
+		prompts[i] = p
+		ids, err := tok.EncodePrompt(p.Text)
+		if err != nil {
+			return r, fmt.Errorf("evaluate: prompt %q: %w", p.Text, err)
+		}
+		maxLen = max(maxLen, len(ids)+t.MaxResponseLen()+1)
+		root, err := e.Prefill(ids, policy.Stream{Seed: seed, ID: uint64(i)})
+		if err != nil {
+			return r, fmt.Errorf("evaluate: %w", err)
+		}
+		for j := 0; j < cfg.Samples; j++ {
+			st, err := root.Fork(len(ids), policy.Stream{Seed: seed ^ 0xe7a1, ID: uint64(i*cfg.Samples + j)})
+			if err != nil {
+				return r, fmt.Errorf("evaluate: %w", err)
+			}
+			states = append(states, st)
+		}
+	}
+	outs, err := policy.Complete(e, states, sampling, min(maxLen, m.Config.MaxSeq))
+	if err != nil {
+		return r, fmt.Errorf("evaluate: %w", err)
+	}
+	for i, p := range prompts {
+		verdicts := make([]task.Verdict, cfg.Samples)
+		correct := 0
+		for j := range verdicts {
+			toks := outs[i*cfg.Samples+j]
+			r.Tokens += int64(len(toks))
+			verdicts[j] = t.Verify(p, pretrain.Decode(tok, toks))
+			r.RewardMean += verdicts[j].Reward
+			if verdicts[j].Reward == 1 {
+				correct++
+			}
+		}
+		r.PassAt1 += float64(correct) / float64(cfg.Samples)
+		r.PassAtK += PassAtK(cfg.Samples, correct, cfg.K)
+		if v, ok := MajorityVote(verdicts[:cfg.K]); ok && v.Reward == 1 {
+			r.MajAtK++
+		}
+	}
+	n := float64(cfg.Prompts)
+	r.RewardMean /= n * float64(cfg.Samples)
+	r.PassAt1 /= n
+	r.PassAtK /= n
+	r.MajAtK /= n
+	return r, nil
+}
+
+// PassAtK is the unbiased estimator of pass@k from n samples of which c
+// are correct (Chen et al. 2021): 1 − C(n−c, k) / C(n, k).
+func PassAtK(n, c, k int) float64 {
+	if n-c < k {
+		return 1
+	}
+	// C(n−c, k)/C(n, k) = Π_{i=n−c+1}^{n} (1 − k/i)
+	p := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		p *= 1 - float64(k)/float64(i)
+	}
+	return 1 - p
+}
+
+// MajorityVote returns the verdict of the most frequent non-empty answer
+// (ties go to the answer seen first); ok is false when no verdict has an
+// answer.
+func MajorityVote(vs []task.Verdict) (task.Verdict, bool) {
+	counts := map[string]int{}
+	best, bestN := -1, 0
+	for i, v := range vs {
+		if v.Answer == "" {
+			continue
+		}
+		counts[v.Answer]++
+		if n := counts[v.Answer]; n > bestN || (n == bestN && firstIndex(vs, v.Answer) < firstIndex(vs, vs[best].Answer)) {
+			best, bestN = i, n
+		}
+	}
+	if best < 0 {
+		return task.Verdict{}, false
+	}
+	return vs[best], true
+}
+
+func firstIndex(vs []task.Verdict, answer string) int {
+	for i, v := range vs {
+		if v.Answer == answer {
+			return i
+		}
+	}
+	return math.MaxInt
+}

@@ -1,0 +1,516 @@
+// Package rl is the reinforcement-learning loop that turns rollouts into
+// learning. One Step draws prompts, generates rollouts with a search
+// strategy, scores them with the task's verifier, computes advantages,
+// drops groups without signal (DAPO dynamic sampling) and draws more,
+// reuses stale rollouts within a staleness bound, and updates the policy
+// with PPO-clip — then reports metrics under the names verl and TRL use.
+//
+// Everything random is a counter-based function of (seed, step, prompt,
+// branch), so a run is bit-reproducible and its state (Snapshot) is the
+// model, the optimizer, the buffer and a few counters.
+package rl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/nlpodyssey/spago/ag"
+	"github.com/nlpodyssey/spago/mat"
+
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+)
+
+// Setup is what a run trains with.
+type Setup struct {
+	Task      task.Task
+	Tokenizer *policy.Tokenizer
+	// Policy is trained in place; Reference is the frozen initial policy for
+	// the KL term (needed only when Train.KLCoef > 0).
+	Policy    *policy.Model
+	Reference *policy.Model
+	Strategy  search.Strategy
+	Sampling  policy.Sampling
+	// Budget is the per-prompt token budget (0: none).
+	Budget int64
+	// Int8 samples from an int8 copy of the policy.
+	Int8  bool
+	Train Config
+	Eval  EvalConfig
+	Seed  uint64
+}
+
+// Loop is a training run in progress.
+type Loop struct {
+	s         Setup
+	trainer   *policy.Trainer
+	estimator search.Estimator
+
+	step       int   // steps done
+	nextPrompt int   // next train-split prompt index
+	tokensCum  int64 // generated tokens so far
+	buffer     []staleGroup
+}
+
+// staleGroup is a kept group waiting to be trained on again.
+type staleGroup struct {
+	group   *search.Group
+	prompt  task.Prompt
+	version int // the policy version (step) that sampled it
+}
+
+// New starts a run from its setup.
+func New(s Setup) (*Loop, error) {
+	s.Train = s.Train.Defaults()
+	s.Eval = s.Eval.Defaults()
+	if err := s.Train.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.Eval.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Task == nil || s.Policy == nil || s.Strategy == nil || s.Tokenizer == nil {
+		return nil, errors.New("rl: setup needs a task, a tokenizer, a policy and a strategy")
+	}
+	if s.Train.KLCoef > 0 && s.Reference == nil {
+		return nil, errors.New("rl: train.kl_coef > 0 needs a reference policy")
+	}
+	if err := task.CheckFits(s.Task, s.Policy.Config.MaxSeq); err != nil {
+		return nil, fmt.Errorf("rl: %w", err)
+	}
+	tr, err := policy.NewTrainer(s.Policy, policy.TrainConfig{LR: s.Train.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: s.Train.MaxGradNorm})
+	if err != nil {
+		return nil, err
+	}
+	est, err := search.ByName(s.Train.Advantage)
+	if err != nil {
+		return nil, err
+	}
+	return &Loop{s: s, trainer: tr, estimator: est}, nil
+}
+
+// StepNum is the number of steps done.
+func (l *Loop) StepNum() int { return l.step }
+
+// TokensCum is the number of tokens generated so far.
+func (l *Loop) TokensCum() int64 { return l.tokensCum }
+
+// Done reports whether the run has reached its step count or token budget.
+func (l *Loop) Done() bool {
+	c := l.s.Train
+	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && l.tokensCum >= c.TotalTokens)
+}
+
+// StepResult is what one step produced.
+type StepResult struct {
+	Step    int                // 1-based
+	Metrics map[string]float64 // verl/TRL names; timing_s/* are wall times
+	Groups  []ScoredGroup      // every group generated, filtered ones too
+}
+
+// ScoredGroup is one group with its prompt and whether it was filtered.
+type ScoredGroup struct {
+	Group    *search.Group
+	Prompt   task.Prompt
+	Filtered bool
+}
+
+// maxTokens is the longest response in tokens: the task's longest response
+// and EOS.
+func (l *Loop) maxTokens() int { return l.s.Task.MaxResponseLen() + 1 }
+
+// Step runs one training step.
+func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
+	c := l.s.Train
+	version := l.step
+	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
+	m := res.Metrics
+	genStart := time.Now()
+
+	var kept []ScoredGroup
+	var usage search.Usage
+	rounds := 0
+	filtered := 0
+	for round := 0; round <= c.MaxResampleRounds; round++ {
+		need := c.PromptsPerStep - len(kept)
+		if need <= 0 || (round > 0 && !*c.FilterGroups) {
+			break
+		}
+		rounds = round
+		groups, err := l.generate(ctx, need)
+		if err != nil {
+			return nil, err
+		}
+		for _, sg := range groups {
+			g := sg.Group
+			usage.GeneratedTokens += g.Usage.GeneratedTokens
+			usage.PrefillTokens += g.Usage.PrefillTokens
+			usage.DecodeTokens += g.Usage.DecodeTokens
+			usage.FLOPs += g.Usage.FLOPs
+			if *c.FilterGroups && allEqual(g.Rewards()) {
+				sg.Filtered = true
+				filtered++
+			} else {
+				kept = append(kept, sg)
+			}
+			res.Groups = append(res.Groups, sg)
+		}
+	}
+	l.tokensCum += usage.GeneratedTokens
+	m["timing_s/gen"] = time.Since(genStart).Seconds()
+
+	// Rollout metrics over every generated group.
+	var rewards, lengths, entropies []float64
+	var clipped, leaves, forks, unique, zeroStd int
+	for _, sg := range res.Groups {
+		g := sg.Group
+		if allEqual(g.Rewards()) {
+			zeroStd++
+		}
+		leaves += len(g.Leaves())
+		forks += g.Forks()
+		unique += g.UniqueResponses()
+		for _, n := range g.Leaves() {
+			rewards = append(rewards, n.Reward)
+			lengths = append(lengths, float64(n.Start+len(n.Tokens)))
+			if n.Finish == search.FinishLength {
+				clipped++
+			}
+			for _, e := range n.Entropies {
+				entropies = append(entropies, float64(e))
+			}
+		}
+	}
+	m["reward/mean"], m["reward/std"] = meanStd(rewards)
+	m["response_length/mean"], _ = meanStd(lengths)
+	m["response_length/clip_ratio"] = float64(clipped) / math.Max(1, float64(len(lengths)))
+	m["rollout/entropy"], _ = meanStd(entropies)
+	m["groups/total"] = float64(len(res.Groups))
+	m["groups/zero_std_frac"] = float64(zeroStd) / math.Max(1, float64(len(res.Groups)))
+	m["groups/filtered"] = float64(filtered)
+	m["groups/kept"] = float64(len(kept))
+	m["groups/resample_rounds"] = float64(rounds)
+	m["budget/tokens"] = float64(usage.GeneratedTokens)
+	m["budget/tokens_cum"] = float64(l.tokensCum)
+	m["budget/prefill_tokens"] = float64(usage.PrefillTokens)
+	m["budget/flops"] = float64(usage.FLOPs)
+	m["tree/leaves"] = float64(leaves)
+	m["tree/forks"] = float64(forks)
+	m["tree/unique_responses"] = float64(unique)
+
+	// The training batch: fresh kept groups and stale ones still in bound.
+	batch := make([]staleGroup, 0, len(kept)+len(l.buffer))
+	for _, sg := range kept {
+		batch = append(batch, staleGroup{group: sg.Group, prompt: sg.Prompt, version: version})
+	}
+	var stillValid []staleGroup
+	for _, sg := range l.buffer {
+		if version-sg.version <= c.MaxStaleness {
+			batch = append(batch, sg)
+			stillValid = append(stillValid, sg)
+		}
+	}
+	m["buffer/stale_groups"] = float64(len(stillValid))
+	if len(stillValid) > 0 {
+		var age float64
+		for _, sg := range stillValid {
+			age += float64(version - sg.version)
+		}
+		m["buffer/mean_staleness"] = age / float64(len(stillValid))
+	}
+
+	updStart := time.Now()
+	if len(batch) > 0 {
+		if err := l.update(batch, m); err != nil {
+			return nil, err
+		}
+	}
+	m["timing_s/update"] = time.Since(updStart).Seconds()
+
+	// Groups sampled now may be reused by the next MaxStaleness versions.
+	l.buffer = l.buffer[:0]
+	for _, sg := range batch {
+		if version+1-sg.version <= c.MaxStaleness {
+			l.buffer = append(l.buffer, sg)
+		}
+	}
+	l.step++
+	return res, nil
+}
+
+// generate draws n train prompts and generates, scores and computes the
+// advantages of their groups.
+func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
+	prompts := make([]task.Prompt, n)
+	req := search.Request{
+		Sampling:  l.s.Sampling,
+		EOS:       []int{policy.EOS},
+		MaxTokens: l.maxTokens(),
+		Budget:    l.s.Budget,
+		Seed:      l.s.Seed,
+		Step:      uint64(l.step),
+		FLOPs:     l.s.Policy.Config.ForwardFLOPs,
+	}
+	for i := range prompts {
+		idx := l.nextPrompt
+		l.nextPrompt++
+		p, err := l.s.Task.Prompt(task.Train, l.s.Seed, idx)
+		if err != nil {
+			return nil, fmt.Errorf("rl: %w", err)
+		}
+		ids, err := l.s.Tokenizer.EncodePrompt(p.Text)
+		if err != nil {
+			return nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
+		}
+		prompts[i] = p
+		req.Prompts = append(req.Prompts, search.Prompt{Tokens: ids, ID: uint64(idx), AnswerStart: l.answerStart(p)})
+	}
+	if l.s.Int8 {
+		req.Sampler = policy.NewEngine(l.s.Policy, policy.WithInt8())
+	} else {
+		req.Sampler = policy.NewEngine(l.s.Policy)
+	}
+	groups, err := l.s.Strategy.Generate(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("rl: generate: %w", err)
+	}
+	out := make([]ScoredGroup, len(groups))
+	for i, g := range groups {
+		for _, leaf := range g.Leaves() {
+			v := l.s.Task.Verify(prompts[i], l.text(leaf.Response()))
+			leaf.SetOutcome(v.Reward, string(v.Reason))
+		}
+		if err := search.SetAdvantages(g, l.estimator); err != nil {
+			return nil, fmt.Errorf("rl: advantages: %w", err)
+		}
+		out[i] = ScoredGroup{Group: g, Prompt: prompts[i]}
+	}
+	return out, nil
+}
+
+// text decodes a response's tokens, stopping at EOS.
+func (l *Loop) text(ids []int) string {
+	toks := make([]policy.Token, len(ids))
+	for i, id := range ids {
+		toks[i].ID = id
+	}
+	return pretrain.Decode(l.s.Tokenizer, toks)
+}
+
+// answerStart maps the task's answer start (a character index of the
+// response text) to a token index: characters and tokens correspond one to
+// one.
+func (l *Loop) answerStart(p task.Prompt) func([]int) int {
+	return func(resp []int) int {
+		return l.s.Task.AnswerStart(p, l.text(resp))
+	}
+}
+
+// seqOf is a leaf's full token sequence: prompt then response.
+func seqOf(g *search.Group, leaf *search.Node) []int {
+	return append(slices.Clip(g.Prompt), leaf.Response()...)
+}
+
+// update runs the PPO epochs over the batch.
+func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
+	c := l.s.Train
+	// One sequence per leaf, with its per-token constants.
+	type seqData struct {
+		seq               []int
+		promptLen         int
+		adv, beh, old, rf []float64
+	}
+	var seqs []seqData
+	for _, sg := range batch {
+		for _, leaf := range sg.group.Leaves() {
+			d := seqData{seq: seqOf(sg.group, leaf), promptLen: len(sg.group.Prompt)}
+			for _, a := range leaf.Advantages {
+				d.adv = append(d.adv, a)
+			}
+			for _, lp := range leaf.ResponseLogProbs() {
+				d.beh = append(d.beh, float64(lp))
+			}
+			seqs = append(seqs, d)
+		}
+	}
+	all := make([][]int, len(seqs))
+	promptLens := make([]int, len(seqs))
+	for i := range seqs {
+		all[i], promptLens[i] = seqs[i].seq, seqs[i].promptLen
+	}
+	temp := l.s.Sampling.Temperature
+	if temp == 0 {
+		temp = 1
+	}
+	// π_old (and π_ref): the policy before this step's updates, computed
+	// by the training forward pass.
+	old, err := l.responseLogProbs(l.s.Policy, all, promptLens, temp)
+	if err != nil {
+		return err
+	}
+	var ref [][]float64
+	if c.KLCoef > 0 {
+		if ref, err = l.responseLogProbs(l.s.Reference, all, promptLens, temp); err != nil {
+			return err
+		}
+	}
+	var absDiff, kl float64
+	var ratios []float64
+	var nTok int
+	for i := range seqs {
+		seqs[i].old = old[i]
+		if ref != nil {
+			seqs[i].rf = ref[i]
+		}
+		for t := range seqs[i].beh {
+			d := seqs[i].old[t] - seqs[i].beh[t]
+			absDiff += math.Abs(d)
+			kl += seqs[i].beh[t] - seqs[i].old[t] // sample estimate of KL(behave ‖ old)
+			ratios = append(ratios, math.Exp(d))
+			nTok++
+		}
+	}
+	if nTok > 0 {
+		m["mismatch/abs_logp"] = absDiff / float64(nTok)
+		m["mismatch/kl"] = kl / float64(nTok)
+		slices.Sort(ratios)
+		m["mismatch/ratio_p10"] = quantile(ratios, 0.1)
+		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
+		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
+	}
+
+	var sum objectiveStats
+	var gradNorm float64
+	updates := 0
+	for epoch := 0; epoch < c.Epochs; epoch++ {
+		for mb := 0; mb < c.Minibatches; mb++ {
+			lo, hi := len(seqs)*mb/c.Minibatches, len(seqs)*(mb+1)/c.Minibatches
+			if lo == hi {
+				continue
+			}
+			part := seqs[lo:hi]
+			toks := make([][]int, len(part))
+			lens := make([]int, len(part))
+			for i, d := range part {
+				toks[i] = d.seq
+				lens[i] = len(d.seq) - d.promptLen
+			}
+			b, err := l.s.Policy.NewBatch(toks)
+			if err != nil {
+				return fmt.Errorf("rl: update: %w", err)
+			}
+			logits := l.s.Policy.Logits(b)
+			lp := l.s.Policy.TokenLogProbs(b, logits, temp)
+			var ent mat.Tensor
+			if c.EntropyCoef > 0 {
+				ent = l.s.Policy.TokenEntropies(b, logits, temp)
+			}
+			agg := aggregationWeights(c.LossAgg, lens, l.maxTokens())
+			var terms []tokenTerm
+			for i, d := range part {
+				for t := 0; t < lens[i]; t++ {
+					tt := tokenTerm{
+						row:   b.Row(i, d.promptLen+t-1),
+						oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
+						isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
+					}
+					if d.rf != nil {
+						tt.refLP = d.rf[t]
+					}
+					terms = append(terms, tt)
+				}
+			}
+			obj := &objective{logProbs: lp, entropies: ent, terms: terms, cfg: objectiveConfig{clipLow: c.ClipLow, clipHigh: c.ClipHigh, klCoef: c.KLCoef, entropyCoef: c.EntropyCoef}}
+			loss := ag.NewOperator(obj).Run()
+			gn, err := l.trainer.Step(loss)
+			if err != nil {
+				return fmt.Errorf("rl: update: %w", err)
+			}
+			gradNorm += gn
+			s := obj.stats
+			sum.tokens += s.tokens
+			sum.pgLoss += s.pgLoss
+			sum.clipped += s.clipped
+			sum.ppoKL += s.ppoKL * float64(s.tokens)
+			sum.klRef += s.klRef * float64(s.tokens)
+			sum.isWeight += s.isWeight * float64(s.tokens)
+			updates++
+		}
+	}
+	if sum.tokens > 0 {
+		n := float64(sum.tokens)
+		m["actor/pg_loss"] = sum.pgLoss / float64(updates)
+		m["actor/pg_clipfrac"] = float64(sum.clipped) / n
+		m["actor/ppo_kl"] = sum.ppoKL / n
+		m["actor/kl_ref"] = sum.klRef / n
+		m["is/ratio_mean"] = sum.isWeight / n
+		m["actor/grad_norm"] = gradNorm / float64(updates)
+	}
+	return nil
+}
+
+// responseLogProbs returns log p(response token) under model for every
+// sequence's response, from the training forward pass without gradients.
+func (l *Loop) responseLogProbs(model *policy.Model, seqs [][]int, promptLens []int, temp float64) ([][]float64, error) {
+	out := make([][]float64, len(seqs))
+	const chunk = 64
+	for lo := 0; lo < len(seqs); lo += chunk {
+		hi := min(lo+chunk, len(seqs))
+		b, err := model.NewBatch(seqs[lo:hi])
+		if err != nil {
+			return nil, fmt.Errorf("rl: %w", err)
+		}
+		lp := mat.Data[float32](model.TokenLogProbs(b, model.Logits(b), temp).Value())
+		for i := lo; i < hi; i++ {
+			s := seqs[i]
+			for t := promptLens[i]; t < len(s); t++ {
+				out[i] = append(out[i], float64(lp[b.Row(i-lo, t-1)]))
+			}
+		}
+	}
+	return out, nil
+}
+
+func allEqual(xs []float64) bool {
+	for _, x := range xs {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
+}
+
+func meanStd(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	mean := s / float64(len(xs))
+	var v float64
+	for _, x := range xs {
+		v += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(v / float64(len(xs)))
+}
+
+// quantile of sorted xs, by linear interpolation.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	pos := q * float64(len(xs)-1)
+	i := int(pos)
+	if i+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
+}
