@@ -269,7 +269,7 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 			return nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
 		}
 		prompts[i] = p
-		req.Prompts = append(req.Prompts, search.Prompt{Tokens: ids, ID: uint64(idx), AnswerStart: l.answerStart(p)})
+		req.Prompts = append(req.Prompts, search.Prompt{Tokens: ids, ID: uint64(idx), AnswerStart: AnswerStart(l.s.Task, l.s.Tokenizer, p)})
 	}
 	if l.s.Int8 {
 		req.Sampler = policy.NewEngine(l.s.Policy, policy.WithInt8())
@@ -282,33 +282,42 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	}
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
-		for _, leaf := range g.Leaves() {
-			v := l.s.Task.Verify(prompts[i], l.text(leaf.Response()))
-			leaf.SetOutcome(v.Reward, string(v.Reason))
-		}
-		if err := search.SetAdvantages(g, l.estimator); err != nil {
-			return nil, fmt.Errorf("rl: advantages: %w", err)
+		if err := Score(l.s.Task, l.s.Tokenizer, prompts[i], g, l.estimator); err != nil {
+			return nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i]}
 	}
 	return out, nil
 }
 
-// text decodes a response's tokens, stopping at EOS.
-func (l *Loop) text(ids []int) string {
+// Score grades every leaf of a group with the task's verifier and sets the
+// estimator's advantages.
+func Score(t task.Task, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
+	for _, leaf := range g.Leaves() {
+		v := t.Verify(p, ResponseText(tok, leaf.Response()))
+		leaf.SetOutcome(v.Reward, string(v.Reason))
+	}
+	if err := search.SetAdvantages(g, est); err != nil {
+		return fmt.Errorf("rl: advantages: %w", err)
+	}
+	return nil
+}
+
+// ResponseText decodes a response's tokens, stopping at EOS.
+func ResponseText(tok *policy.Tokenizer, ids []int) string {
 	toks := make([]policy.Token, len(ids))
 	for i, id := range ids {
 		toks[i].ID = id
 	}
-	return pretrain.Decode(l.s.Tokenizer, toks)
+	return pretrain.Decode(tok, toks)
 }
 
-// answerStart maps the task's answer start (a character index of the
-// response text) to a token index: characters and tokens correspond one to
-// one.
-func (l *Loop) answerStart(p task.Prompt) func([]int) int {
+// AnswerStart maps the task's answer start for prompt p (a character
+// index of the response text) to a token index, for search.Prompt:
+// characters and tokens correspond one to one.
+func AnswerStart(t task.Task, tok *policy.Tokenizer, p task.Prompt) func([]int) int {
 	return func(resp []int) int {
-		return l.s.Task.AnswerStart(p, l.text(resp))
+		return t.AnswerStart(p, ResponseText(tok, resp))
 	}
 }
 

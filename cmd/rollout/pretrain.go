@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
+)
+
+// cacheDir is where base policies are cached: --cache, $ROLLOUT_CACHE, or
+// the user's cache directory.
+func cacheDir(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if d := os.Getenv("ROLLOUT_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory (set --cache or ROLLOUT_CACHE): %w", err)
+	}
+	return filepath.Join(d, "rollout"), nil
+}
+
+// loadConfig reads a config file with overrides; its errors are the user's.
+func loadConfig(path string, sets []string) (*config.File, error) {
+	f, err := config.Load(path, sets)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return f, nil
+}
+
+func newPretrainCmd() *cobra.Command {
+	var sets []string
+	var cache string
+	cmd := &cobra.Command{
+		Use:   "pretrain CONFIG [--set key=value]... [--cache DIR]",
+		Short: "Train (or find in the cache) the base policy of a config's variants",
+		Long: `Trains the base policy that the config's runs start from: supervised training on the
+task's demonstrations (a share of them flawed), with a progress bar, then greedy accuracy
+on held-out prompts. The checkpoint is cached under the hash of its resolved settings, so
+runs that share it train it once.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadConfig(args[0], sets)
+			if err != nil {
+				return err
+			}
+			dir, err := cacheDir(cache)
+			if err != nil {
+				return err
+			}
+			pr := newProgress(os.Stderr)
+			defer pr.wait()
+			seen := map[string]bool{}
+			for _, v := range f.Variants {
+				c := v.Config
+				t, err := task.New(c.Task.Name, c.Task.Params)
+				if err != nil {
+					return err
+				}
+				bar := pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
+				path, sum, cached, err := pretrain.Cached(cmd.Context(), dir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
+					bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
+				})
+				if err != nil {
+					bar.abort()
+					return err
+				}
+				bar.set(c.Pretrain.Steps, "")
+				if seen[path] {
+					continue
+				}
+				seen[path] = true
+				how := "trained"
+				if cached {
+					how = "cached"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s base policy %s: task %s, loss %.4f, eval greedy accuracy %.1f%% (%d prompts), %.0fs\n",
+					how, path, c.Task.Name, sum.Loss, 100*sum.EvalAcc, c.Pretrain.EvalPrompts, sum.Seconds)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	cmd.Flags().StringVar(&cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
+	return cmd
+}
+
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Check and resolve experiment configs"}
+	var sets []string
+	show := &cobra.Command{
+		Use:   "show CONFIG [--set key=value]...",
+		Short: "Print the fully resolved config of every variant, defaults filled in",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadConfig(args[0], sets)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "# experiment %s: %d variants × %d seeds %v = %d runs; baseline %s\n", f.Name, len(f.Variants), len(f.Seeds), f.Seeds, len(f.Runs()), f.Baseline)
+			for _, v := range f.Variants {
+				b, err := config.Marshal(v.Config)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "---\n# variant %s\n%s", v.Name, b)
+			}
+			return nil
+		},
+	}
+	show.Flags().StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	cmd.AddCommand(show)
+	return cmd
+}
