@@ -153,36 +153,43 @@ func EncodeWeights(m *Model) ([]byte, error) {
 // DecodeWeights builds a model of shape cfg from safetensors bytes. A
 // missing, extra, mis-typed or mis-shaped tensor is an error naming it.
 func DecodeWeights(cfg Config, b []byte) (*Model, error) {
-	st, err := safetensors.Deserialize(b)
-	if err != nil {
-		return nil, fmt.Errorf("read safetensors: %w", err)
-	}
 	m, err := NewModel(cfg, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.SetWeights(b); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// SetWeights overwrites the model's parameters in place with safetensors
+// bytes of the same shape (as EncodeWeights writes them); engines over the
+// model see the new weights. On error the model is left unchanged.
+func (m *Model) SetWeights(b []byte) error {
+	st, err := safetensors.Deserialize(b)
+	if err != nil {
+		return fmt.Errorf("read safetensors: %w", err)
+	}
 	want := make(map[string]bool)
+	var views []safetensors.TensorView
 	for _, p := range m.NamedParams() {
 		want[p.Name] = true
 		tv, ok := st.Tensor(p.Name)
 		if !ok {
-			return nil, fmt.Errorf("tensor %s is missing", p.Name)
+			return fmt.Errorf("tensor %s is missing", p.Name)
 		}
 		if tv.DType() != safetensors.F32 {
-			return nil, fmt.Errorf("tensor %s has dtype %s, want F32", p.Name, tv.DType())
+			return fmt.Errorf("tensor %s has dtype %s, want F32", p.Name, tv.DType())
 		}
 		shape := make([]int, len(tv.Shape()))
 		for i, s := range tv.Shape() {
 			shape[i] = int(s)
 		}
 		if !slices.Equal(shape, p.Shape) {
-			return nil, fmt.Errorf("tensor %s has shape %v, want %v", p.Name, shape, p.Shape)
+			return fmt.Errorf("tensor %s has shape %v, want %v", p.Name, shape, p.Shape)
 		}
-		v := data(p.Param)
-		raw := tv.Data()
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		}
+		views = append(views, tv)
 	}
 	var extra []string
 	for _, name := range st.Names() {
@@ -192,7 +199,14 @@ func DecodeWeights(cfg Config, b []byte) (*Model, error) {
 	}
 	if len(extra) > 0 {
 		slices.Sort(extra)
-		return nil, fmt.Errorf("unexpected tensors %s", strings.Join(extra, ", "))
+		return fmt.Errorf("unexpected tensors %s", strings.Join(extra, ", "))
 	}
-	return m, nil
+	for i, p := range m.NamedParams() {
+		v := data(p.Param)
+		raw := views[i].Data()
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*j:]))
+		}
+	}
+	return nil
 }

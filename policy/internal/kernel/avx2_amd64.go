@@ -176,3 +176,15 @@ func expAVX2Go(dst, x []float32) {
 	dst = dst[:n]
 	expAVX2(&dst[0], &x[0], n)
 }
+
+//go:noescape
+func sigmoidAVX2(dst, x *float32, n int)
+
+func sigmoidAVX2Go(dst, x []float32) {
+	n := len(x)
+	if n == 0 {
+		return
+	}
+	dst = dst[:n]
+	sigmoidAVX2(&dst[0], &x[0], n)
+}

@@ -463,3 +463,43 @@ extail:
 exdone:
 	VZEROUPPER
 	RET
+
+// func sigmoidAVX2(dst, x *float32, n int)
+TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    n+16(FP), CX
+	VMOVUPS expc8<>+320(SB), Y13
+	VMOVUPS expc8<>+352(SB), Y14
+	VMOVUPS expc8<>+288(SB), Y8
+	VXORPS  Y9, Y9, Y9
+	CMPQ    CX, $8
+	JLT     sgtail
+
+sgloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y0, Y9, Y1
+	EXP8(Y1)
+	VADDPS  Y8, Y1, Y1
+	VDIVPS  Y1, Y8, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	CMPQ    CX, $8
+	JGE     sgloop
+
+sgtail:
+	TESTQ      CX, CX
+	JZ         sgdone
+	TAILMASK
+	VMASKMOVPS (SI), Y15, Y0
+	VSUBPS     Y0, Y9, Y1
+	EXP8(Y1)
+	VADDPS     Y8, Y1, Y1
+	VDIVPS     Y1, Y8, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+
+sgdone:
+	VZEROUPPER
+	RET

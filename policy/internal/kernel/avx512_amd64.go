@@ -16,6 +16,10 @@ type ntArgs struct {
 	colmask int         // columns to store in every tile, bits 0..3 (136)
 	acc     int         // 1 to add to c (144)
 	tail    *[16]int32  // AVX2 only: lane masks of the last partial block, nil if none (152)
+	astep   int         // AVX-512: bytes from one row block's a rows to the next's (160)
+	cstep   int         // AVX-512: bytes from one row block's c rows to the next's (168)
+	nrb     int         // AVX-512: row blocks (176); counts down in the kernel
+	coff    int         // AVX-512: scratch, the row-block offset of c (184)
 }
 
 // mvArgs is the argument block of nt1x16AVX512 (offsets used by assembly).
@@ -61,10 +65,19 @@ func dotAVX512Go(x, y []float32) float32 {
 	return dotAVX512(&x[0], &y[0], len(x))
 }
 
+// Cache blocking of ntAVX512: the b rows of one column block (ntL1Bytes)
+// stay in L1 while the row blocks of a row panel (ntL2Bytes of a, in L2)
+// pass over them.
+const (
+	ntL1Bytes = 32 << 10
+	ntL2Bytes = 256 << 10
+)
+
 // ntAVX512 computes c = a·bᵀ (strided) with the AVX-512 tile kernels. Full
-// 4×4 tiles cover the bulk; ragged rows and columns are covered by tiles
-// shifted back over already computed outputs, or with duplicated operand
-// rows, and masked stores, so every output goes through the same code.
+// 4×4 tiles cover the bulk, column block by column block; ragged rows and
+// columns are covered by tiles shifted back over already computed outputs,
+// or with duplicated operand rows, and masked stores, so every output goes
+// through the same code.
 func ntAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
@@ -79,17 +92,18 @@ func ntAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 	_ = c[(m-1)*ldc+n-1]
 	kfull, kmask := kSplit(k)
 	if m == 1 && n >= 16 {
-		for i := range m {
-			mv1x16(c[i*ldc:], a[i*lda:], b, ldb, n, kfull, kmask, acc)
-		}
+		// A matrix-vector product reads b once with 1×16 tiles; from two rows
+		// on, 4×4 tiles (with duplicated rows) read b fewer times in all.
+		mv1x16(c, a, b, ldb, n, kfull, kmask, acc)
 		return
 	}
 	var p ntArgs
 	p.kfull, p.kmask, p.acc = kfull, kmask, b2i(acc)
 	p.bstep = 4 * ldb * 4
-	nt4 := n / 4
-	nrem := n - 4*nt4
-	for i0 := 0; i0 < m; i0 += 4 {
+	p.astep, p.cstep = 4*lda*4, 4*ldc*4
+	// call runs the row blocks [i0, i0+4·nrb) (the last one possibly ragged,
+	// then nrb = 1) against the b rows j0.. in ntiles tiles.
+	call := func(i0, nrb, j0, ntiles, colmask int) {
 		rowmask := 0xF
 		if i0+4 > m {
 			if m >= 4 {
@@ -103,24 +117,34 @@ func ntAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 		for r := range 4 {
 			i := min(i0+r, m-1)
 			p.a[r] = &a[i*lda]
-			p.c[r] = &c[i*ldc]
+			p.c[r] = &c[i*ldc+j0]
+			p.b[r] = &b[min(j0+r, n-1)*ldb]
 		}
-		p.rowmask = rowmask
-		if nt4 > 0 {
-			for r := range 4 {
-				p.b[r] = &b[r*ldb]
-			}
-			p.ntiles, p.colmask = nt4, 0xF
-			nt4x4AVX512(&p)
+		p.rowmask, p.colmask, p.nrb, p.ntiles = rowmask, colmask, nrb, ntiles
+		nt4x4AVX512(&p)
+	}
+	fullRows := m / 4
+	n4 := n &^ 3
+	nb := max(4, ntL1Bytes/(k*4)&^3)
+	mb := max(4, ntL2Bytes/(k*4)&^3)
+	for i0 := 0; i0 < 4*fullRows; i0 += mb {
+		nrb := (min(i0+mb, 4*fullRows) - i0) / 4
+		for j0 := 0; j0 < n4; j0 += nb {
+			call(i0, nrb, j0, (min(j0+nb, n4)-j0)/4, 0xF)
 		}
-		if nrem > 0 {
-			j0 := 4 * nt4
-			for r := range 4 {
-				p.b[r] = &b[min(j0+r, n-1)*ldb]
-				p.c[r] = &c[min(i0+r, m-1)*ldc+j0]
-			}
-			p.ntiles, p.colmask = 1, (1<<nrem)-1
-			nt4x4AVX512(&p)
+		if n4 < n {
+			call(i0, nrb, n4, 1, (1<<(n-n4))-1)
+		}
+	}
+	if m%4 != 0 {
+		// The ragged rows: one block shifted back over done rows (or with
+		// duplicated rows when m < 4).
+		i0 := 4 * fullRows
+		if n4 > 0 {
+			call(i0, 1, 0, n4/4, 0xF)
+		}
+		if n4 < n {
+			call(i0, 1, n4, 1, (1<<(n-n4))-1)
 		}
 	}
 }

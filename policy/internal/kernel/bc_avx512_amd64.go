@@ -20,6 +20,9 @@ type bcArgs struct {
 //go:noescape
 func bc6x64AVX512(p *bcArgs)
 
+//go:noescape
+func bc1x64AVX512(p *bcArgs)
+
 // Cache blocking of the broadcast kernel: kBlock products per pass keep the
 // b panel and the a strip of a pass in L1/L2.
 const bcKBlock = 256
@@ -45,6 +48,22 @@ func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb in
 	_ = c[(m-1)*ldc+n-1]
 	var p bcArgs
 	p.astep, p.ldb = ap*4, ldb*4
+	setMasks := func(j0 int) {
+		for v := range 4 {
+			w := min(max(n-j0-16*v, 0), 16)
+			p.masks[v] = (1 << w) - 1
+		}
+	}
+	if m == 1 {
+		// A vector-matrix product (attention values): one row, no blocking.
+		p.k, p.acc, p.a[0] = k, b2i(acc), &a[0]
+		for j0 := 0; j0 < n; j0 += 64 {
+			setMasks(j0)
+			p.b, p.c[0] = &b[j0], &c[j0]
+			bc1x64AVX512(&p)
+		}
+		return
+	}
 	for p0 := 0; p0 < k; p0 += bcKBlock {
 		p.k = min(bcKBlock, k-p0)
 		p.acc = b2i(acc || p0 > 0)
@@ -56,10 +75,7 @@ func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb in
 				p.a[r] = &a[min(i0+r, m-1)*ai+p0*ap]
 			}
 			for j0 := 0; j0 < n; j0 += 64 {
-				for v := range 4 {
-					w := min(max(n-j0-16*v, 0), 16)
-					p.masks[v] = (1 << w) - 1
-				}
+				setMasks(j0)
 				p.b = &b[p0*ldb+j0]
 				for r := range 6 {
 					p.c[r] = &c[min(i0+r, m-1)*ldc+j0]

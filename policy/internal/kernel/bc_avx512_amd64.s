@@ -118,3 +118,62 @@ store:
 	STOREC(32, 104, Z20, Z21, Z22, Z23, s5)
 	VZEROUPPER
 	RET
+
+// func bc1x64AVX512(p *bcArgs)
+//
+// The one-row case of bc6x64AVX512 (row a[0], c[0]): a vector-matrix
+// product c(+)= Σ_p a(p)·b row p over up to 64 columns, the same sequence of
+// fused multiply-adds per output.
+TEXT ·bc1x64AVX512(SB), NOSPLIT, $0-8
+	MOVQ      p+0(FP), DI
+	MOVQ      168(DI), AX
+	KMOVW     AX, K1
+	MOVQ      176(DI), AX
+	KMOVW     AX, K2
+	MOVQ      184(DI), AX
+	KMOVW     AX, K3
+	MOVQ      192(DI), AX
+	KMOVW     AX, K4
+	MOVQ      64(DI), R9
+	VPXORD    Z0, Z0, Z0
+	VPXORD    Z1, Z1, Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	CMPQ      200(DI), $0
+	JEQ       start1
+	VMOVUPS.Z (R9), K1, Z0
+	VMOVUPS.Z 64(R9), K2, Z1
+	VMOVUPS.Z 128(R9), K3, Z2
+	VMOVUPS.Z 192(R9), K4, Z3
+
+start1:
+	MOVQ  152(DI), CX
+	TESTQ CX, CX
+	JZ    store1
+	MOVQ  0(DI), R8
+	MOVQ  128(DI), BX
+	MOVQ  136(DI), SI
+	MOVQ  144(DI), AX
+
+loop1:
+	VBROADCASTSS (R8), Z28
+	VMOVUPS.Z   (BX), K1, Z24
+	VMOVUPS.Z   64(BX), K2, Z25
+	VMOVUPS.Z   128(BX), K3, Z26
+	VMOVUPS.Z   192(BX), K4, Z27
+	VFMADD231PS Z24, Z28, Z0
+	VFMADD231PS Z25, Z28, Z1
+	VFMADD231PS Z26, Z28, Z2
+	VFMADD231PS Z27, Z28, Z3
+	ADDQ        SI, R8
+	ADDQ        AX, BX
+	DECQ        CX
+	JNZ         loop1
+
+store1:
+	VMOVUPS Z0, K1, (R9)
+	VMOVUPS Z1, K2, 64(R9)
+	VMOVUPS Z2, K3, 128(R9)
+	VMOVUPS Z3, K4, 192(R9)
+	VZEROUPPER
+	RET

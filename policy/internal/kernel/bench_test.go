@@ -122,3 +122,24 @@ func BenchmarkSoftmaxEntropy(b *testing.B) {
 		SoftmaxEntropy(p, logits)
 	}
 }
+
+// BenchmarkAttentionScores compares one strided product with a loop of Dot
+// calls for the scores of one query head (hd 32) against 64 cached keys in
+// a cache of row width 128 (the tiny model).
+func BenchmarkAttentionScores(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, hd, dim = 64, 32, 128
+	q, keys, scores := randSlice(r, hd), randSlice(r, n*dim), make([]float32, n)
+	b.Run("strided", func(b *testing.B) {
+		for b.Loop() {
+			MatMulNTStrided(scores, n, q, hd, keys, dim, 1, n, hd, false)
+		}
+	})
+	b.Run("dot-loop", func(b *testing.B) {
+		for b.Loop() {
+			for j := range n {
+				scores[j] = Dot(q, keys[j*dim:j*dim+hd])
+			}
+		}
+	})
+}

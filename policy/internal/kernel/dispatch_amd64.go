@@ -17,6 +17,7 @@ var avx512Impl = &impl{
 
 	siluMul: siluMulAVX512Go,
 	exp:     expAVX512Go,
+	sigmoid: sigmoidAVX512Go,
 }
 
 // avx2Impl needs AVX2 and FMA.
@@ -31,6 +32,7 @@ var avx2Impl = &impl{
 
 	siluMul: siluMulAVX2Go,
 	exp:     expAVX2Go,
+	sigmoid: sigmoidAVX2Go,
 }
 
 // available lists the implementations this CPU can run, fastest first.

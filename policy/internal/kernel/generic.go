@@ -13,6 +13,7 @@ var genericImpl = &impl{
 
 	siluMul: siluMulGeneric,
 	exp:     expSliceGeneric,
+	sigmoid: sigmoidGeneric,
 }
 
 // dotGeneric is the 16-lane dot product of the package documentation over

@@ -2,8 +2,10 @@ package kernel
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 )
 
@@ -26,28 +28,37 @@ type impl struct {
 	dot   func(x, y []float32) float32
 	axpy  func(alpha float32, x, y []float32)
 	scale func(alpha float32, x []float32)
-	// siluMul sets dst = silu(gate)·up, exp sets dst = e^x (equal lengths).
+	// siluMul sets dst = silu(gate)·up, exp sets dst = e^x, sigmoid sets
+	// dst = 1/(1+e^(−x)) (equal lengths).
 	siluMul func(dst, gate, up []float32)
 	exp     func(dst, x []float32)
+	sigmoid func(dst, x []float32)
 }
 
 // active is the implementation used by the exported functions. It is set
-// once by init and only read afterwards.
-var active = chooseImpl(os.Getenv("ROLLOUT_KERNEL"))
+// once by package initialisation and only read afterwards.
+var active = chooseImpl(os.Getenv(envVar), os.Stderr)
 
-// chooseImpl picks the fastest implementation the CPU supports, or a slower
-// one named by the ROLLOUT_KERNEL override ("generic", "avx2", "avx512").
-// An override naming an unsupported or unknown path falls back to the
-// automatic choice.
-func chooseImpl(override string) *impl {
+// envVar names the environment variable that forces a slower implementation.
+const envVar = "ROLLOUT_KERNEL"
+
+// chooseImpl picks the fastest implementation the CPU supports, or the one
+// named by override ("generic", "avx2", "avx512"). An override naming an
+// unknown or unsupported path is reported on warn and ignored.
+func chooseImpl(override string, warn io.Writer) *impl {
 	avail := available()
-	if override != "" {
-		for _, im := range avail {
-			if im.name == override {
-				return im
-			}
-		}
+	if override == "" {
+		return avail[0]
 	}
+	names := make([]string, len(avail))
+	for i, im := range avail {
+		if im.name == override {
+			return im
+		}
+		names[i] = im.name
+	}
+	fmt.Fprintf(warn, "kernel: %s=%q is not available here (have %s); using %s\n",
+		envVar, override, strings.Join(names, ", "), avail[0].name)
 	return avail[0]
 }
 
@@ -74,11 +85,11 @@ const rowAlign = 48
 
 // workers returns how many goroutines a product of size m·n·k deserves.
 func workers(m, n, k int) int {
-	w := min(runtime.GOMAXPROCS(0), maxWorkers, m/minRowsPerWorker)
-	if m*n*k < parallelFlops || w < 2 {
+	if m*n*k < parallelFlops || m < 2*minRowsPerWorker {
 		return 1
 	}
-	return w
+	// GOMAXPROCS(0) takes the scheduler lock: ask only for large products.
+	return max(1, min(runtime.GOMAXPROCS(0), maxWorkers, m/minRowsPerWorker))
 }
 
 // checkLen panics with a message naming the operand when s is shorter than

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -127,14 +128,25 @@ func simdImpls() []*impl {
 
 func TestChooseImpl(t *testing.T) {
 	best := available()[0]
-	tests := []struct{ override, want string }{
-		{"", best.name},
-		{"generic", "generic"},
-		{"no-such-path", best.name},
+	tests := []struct {
+		override, want string
+		warns          bool
+	}{
+		{"", best.name, false},
+		{"generic", "generic", false},
+		{best.name, best.name, false},
+		{"no-such-path", best.name, true},
 	}
 	for _, tc := range tests {
-		if got := chooseImpl(tc.override).name; got != tc.want {
+		var warn strings.Builder
+		if got := chooseImpl(tc.override, &warn).name; got != tc.want {
 			t.Errorf("chooseImpl(%q) = %q, want %q", tc.override, got, tc.want)
+		}
+		if got := warn.Len() > 0; got != tc.warns {
+			t.Errorf("chooseImpl(%q) warned %q, want a warning: %v", tc.override, warn.String(), tc.warns)
+		}
+		if tc.warns && !strings.Contains(warn.String(), tc.override) {
+			t.Errorf("warning %q does not name the bad value %q", warn.String(), tc.override)
 		}
 	}
 	if Impl() == "" {
@@ -167,7 +179,7 @@ func TestMatMulNTReference(t *testing.T) {
 // reduction (16 fused lanes, +0 padding, fixed tree, then the old value).
 func TestMatMulNTSpec(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	shapes := append(raggedShapes(r, 30), shape{5, 40, 128}, shape{6, 20, 200})
+	shapes := append(raggedShapes(r, 30), shape{5, 40, 128}, shape{6, 20, 200}, shape{37, 9, 2100})
 	for _, im := range simdImpls() {
 		for _, sh := range shapes {
 			m, n, k := sh.m, sh.n, sh.k
@@ -305,7 +317,7 @@ func TestSIMDMatchesGeneric(t *testing.T) {
 
 func TestMatMulNNAndTNReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	shapes := append(raggedShapes(r, 40), shape{64, 128, 384}, shape{384, 128, 64}, shape{130, 70, 300})
+	shapes := append(raggedShapes(r, 40), shape{64, 128, 384}, shape{384, 128, 64}, shape{130, 70, 300}, shape{1, 70, 50}, shape{1, 32, 64}, shape{1, 130, 3})
 	for _, im := range available() {
 		for _, sh := range shapes {
 			for _, acc := range []bool{false, true} {

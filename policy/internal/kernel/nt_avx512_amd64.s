@@ -75,13 +75,15 @@
 	VFMADD231PS bz, Z18, z2 \
 	VFMADD231PS bz, Z19, z3
 
-// STOREROW stores chunk r of Z0 (row r of the tile) to c row pointer at
-// off(DI) + R14 under the column mask K2, adding the old value when acc.
+// STOREROW stores chunk r of Z0 (row r of the tile) to the c row pointer at
+// off(DI) plus the row-block offset 184(DI) plus R14, under the column mask
+// K2, if bit r of the row mask is set; with acc it adds the old value.
 #define STOREROW(r, bit, off, skip, noacc) \
-	TESTQ         $bit, R15      \
+	TESTQ         $bit, 128(DI)  \
 	JZ            skip           \
 	VEXTRACTF32X4 $r, Z0, X1     \
 	MOVQ          off(DI), DX    \
+	ADDQ          184(DI), DX    \
 	CMPQ          144(DI), $0    \
 	JEQ           noacc          \
 	VMOVUPS.Z     (DX)(R14*1), K2, X2 \
@@ -92,28 +94,33 @@ skip:
 
 // func nt4x4AVX512(p *ntArgs)
 //
-// Computes ntiles 4×4 tiles of c = a·bᵀ: rows a[0..3] against b rows
-// b[0..3] (advanced by bstep bytes per tile), storing rows selected by
-// rowmask and columns selected by colmask to c[r] + 16·tile bytes.
+// Computes nrb row blocks of ntiles 4×4 tiles of c = a·bᵀ. Row block q uses
+// the a rows a[r] + q·astep bytes and stores to c[r] + q·cstep bytes; tile t
+// uses the b rows b[r] + t·bstep bytes and stores columns 4t..4t+3 (those in
+// colmask; rows in rowmask). The row-block offset of c is kept in 184(DI).
 TEXT ·nt4x4AVX512(SB), NOSPLIT, $0-8
 	MOVQ  p+0(FP), DI
 	MOVQ  0(DI), R8
 	MOVQ  8(DI), R9
 	MOVQ  16(DI), R10
 	MOVQ  24(DI), R11
-	MOVQ  32(DI), R12
-	MOVQ  40(DI), R13
-	MOVQ  48(DI), BX
-	MOVQ  56(DI), SI
 	MOVQ  104(DI), AX
 	KMOVW AX, K1
 	MOVQ  136(DI), AX
 	KMOVW AX, K2
-	MOVQ  128(DI), R15
-	MOVQ  120(DI), AX
-	XORQ  R14, R14
-	TESTQ AX, AX
-	JZ    done
+	MOVQ  $0, 184(DI)
+	CMPQ  120(DI), $0
+	JEQ   done
+	CMPQ  176(DI), $0
+	JEQ   done
+
+rowblock:
+	MOVQ 32(DI), R12
+	MOVQ 40(DI), R13
+	MOVQ 48(DI), BX
+	MOVQ 56(DI), SI
+	MOVQ 120(DI), AX
+	XORQ R14, R14
 
 tile:
 	ZERO16
@@ -170,6 +177,17 @@ reduce:
 	ADDQ $16, R14
 	DECQ AX
 	JNZ  tile
+
+	DECQ 176(DI)
+	JZ   done
+	MOVQ 160(DI), DX
+	ADDQ DX, R8
+	ADDQ DX, R9
+	ADDQ DX, R10
+	ADDQ DX, R11
+	MOVQ 168(DI), DX
+	ADDQ DX, 184(DI)
+	JMP  rowblock
 
 done:
 	VZEROUPPER

@@ -1,0 +1,78 @@
+package rl
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+)
+
+// snapshot is everything a run needs to continue exactly: the policy's
+// weights, the optimizer's state, the counters that select prompts and
+// random streams, and the stale-rollout buffer.
+type snapshot struct {
+	Weights    []byte // safetensors
+	Optimizer  []byte
+	Step       int
+	NextPrompt int
+	TokensCum  int64
+	Buffer     []bufferedGroup
+}
+
+type bufferedGroup struct {
+	Group      search.GroupRecord
+	PromptText string
+	Version    int
+}
+
+// Snapshot encodes the run's state after its last step.
+func (l *Loop) Snapshot() ([]byte, error) {
+	w, err := policy.EncodeWeights(l.s.Policy)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	o, err := l.trainer.MarshalState()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum}
+	for _, b := range l.buffer {
+		s.Buffer = append(s.Buffer, bufferedGroup{Group: b.group.Record(), PromptText: b.prompt.Text, Version: b.version})
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Restore sets the run's state from a Snapshot of a run with the same
+// setup; the policy's weights are overwritten in place.
+func (l *Loop) Restore(b []byte) error {
+	var s snapshot
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&s); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := l.s.Policy.SetWeights(s.Weights); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := l.trainer.UnmarshalState(s.Optimizer); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	l.step, l.nextPrompt, l.tokensCum = s.Step, s.NextPrompt, s.TokensCum
+	l.buffer = l.buffer[:0]
+	for _, bg := range s.Buffer {
+		g, err := bg.Group.Group()
+		if err != nil {
+			return fmt.Errorf("restore: buffered group: %w", err)
+		}
+		p, err := l.s.Task.ParsePrompt(bg.PromptText)
+		if err != nil {
+			return fmt.Errorf("restore: buffered prompt: %w", err)
+		}
+		l.buffer = append(l.buffer, staleGroup{group: g, prompt: p, version: bg.Version})
+	}
+	return nil
+}
