@@ -350,3 +350,34 @@ func TestSnapshotRestoreContinuesExactly(t *testing.T) {
 		t.Fatal("restore of garbage: no error")
 	}
 }
+
+// Test-time compute: more candidates cost more tokens, and best-of-N with
+// the verifier (an oracle) is never below majority vote.
+func TestTestTimeCompute(t *testing.T) {
+	s := smallSetup(t, Config{})
+	pts, err := TestTimeCompute(context.Background(), s.Policy, s.Tokenizer, s.Task, TTCConfig{
+		Prompts: 6, Ns: []int{1, 3, 6}, Sampling: policy.DefaultSampling, Seed: 2, Tree: TreeWithLeaves,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMethod := map[string][]TTCPoint{}
+	for _, p := range pts {
+		byMethod[p.Method] = append(byMethod[p.Method], p)
+	}
+	if len(byMethod["best_of_n"]) != 3 || len(byMethod["majority"]) != 3 || len(byMethod["tree_best"]) != 2 {
+		t.Fatalf("points %+v", pts)
+	}
+	for m, ps := range byMethod {
+		for i := 1; i < len(ps); i++ {
+			if ps[i].Tokens <= ps[i-1].Tokens {
+				t.Errorf("%s: N=%d costs %.1f tokens, N=%d %.1f", m, ps[i].N, ps[i].Tokens, ps[i-1].N, ps[i-1].Tokens)
+			}
+		}
+	}
+	for i, p := range byMethod["best_of_n"] {
+		if p.Acc < byMethod["majority"][i].Acc {
+			t.Errorf("N=%d: oracle best-of-N %.2f below majority %.2f", p.N, p.Acc, byMethod["majority"][i].Acc)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+
+	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+)
+
+func newTTCCmd() *cobra.Command {
+	var ckpt, taskName string
+	var ns []int
+	var prompts int
+	var seed uint64
+	var noTree, asJSON bool
+	sampling := policy.DefaultSampling
+	cmd := &cobra.Command{
+		Use:   "ttc --checkpoint DIR --task TASK [--n 1,2,4,8] [--prompts P]",
+		Short: "Test-time compute: accuracy against generated tokens for best-of-N, majority vote and tree search",
+		Long: `Samples N candidates per held-out prompt (flat, and as an entropy tree with N leaves where
+N is a multiple of 3), then selects one answer per prompt by best-of-N (verifier score: an
+oracle upper bound), by majority vote over the candidates' answers, and the same over
+tree leaves. Prints accuracy against mean generated tokens per prompt.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if ckpt == "" {
+				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
+			}
+			t, err := task.New(taskName, nil)
+			if err != nil {
+				return usageError{fmt.Errorf("--task: %w", err)}
+			}
+			if prompts < 1 {
+				return usageError{fmt.Errorf("--prompts %d: want at least 1", prompts)}
+			}
+			if err := sampling.Validate(); err != nil {
+				return usageError{err}
+			}
+			m, tok, err := policy.Load(ckpt)
+			if err != nil {
+				return err
+			}
+			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
+			if !noTree {
+				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
+			}
+			pts, err := rl.TestTimeCompute(cmd.Context(), m, tok, t, cfg)
+			if err != nil {
+				return usageError{err}
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
+			}
+			tbl := tablewriter.NewTable(cmd.OutOrStdout(),
+				tablewriter.WithHeaderAutoFormat(tw.Off),
+				tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
+			tbl.Header([]string{"method", "N", "tokens/prompt", "accuracy"})
+			for _, p := range pts {
+				if err := tbl.Append([]string{p.Method, fmt.Sprint(p.N), fmt.Sprintf("%.1f", p.Tokens), fmt.Sprintf("%.3f", p.Acc)}); err != nil {
+					return err
+				}
+			}
+			return tbl.Render()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
+	f.StringVar(&taskName, "task", "add", "task: add, countdown, path")
+	f.IntSliceVar(&ns, "n", []int{1, 3, 6, 12}, "candidates per prompt")
+	f.IntVar(&prompts, "prompts", 100, "held-out prompts")
+	f.Uint64Var(&seed, "seed", 1, "seed of prompts and sampling streams")
+	f.BoolVar(&noTree, "no-tree", false, "skip the tree methods")
+	f.BoolVar(&asJSON, "json", false, "print the points as JSON")
+	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
+	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
+	return cmd
+}

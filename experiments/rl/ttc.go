@@ -1,0 +1,129 @@
+package rl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+)
+
+// Scorer scores a response to a prompt for best-of-N selection (a reward
+// model's logit, or the verifier's reward); higher is better.
+type Scorer func(p task.Prompt, response string) float64
+
+// TTCPoint is one point of an accuracy-against-compute curve of test-time
+// compute: a selection method at N candidates per prompt.
+type TTCPoint struct {
+	Method string  `json:"method"` // best_of_n, majority, tree_majority, tree_best
+	N      int     `json:"n"`      // candidates per prompt (leaves for trees)
+	Tokens float64 `json:"tokens"` // mean generated tokens per prompt
+	Acc    float64 `json:"acc"`    // share of prompts whose selected answer is correct
+}
+
+// TTCConfig selects the test-time compute sweep.
+type TTCConfig struct {
+	Prompts  int   // eval-split prompts
+	Ns       []int // candidates per prompt, e.g. 1, 2, 4, 8, 16
+	Sampling policy.Sampling
+	Seed     uint64
+	// Scorer picks best-of-N; nil uses the verifier's reward (an oracle
+	// upper bound).
+	Scorer Scorer
+	// Tree makes the tree candidates: an entropy tree whose leaves number
+	// N (M = N/(1+N_fork·T) roots); nil skips the tree methods.
+	Tree func(n int) (search.Strategy, error)
+}
+
+// TestTimeCompute measures accuracy against generated tokens for best-of-N,
+// majority vote and (when cfg.Tree is set) tree search at answer time, on
+// the first cfg.Prompts eval prompts.
+func TestTimeCompute(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
+	prompts := make([]task.Prompt, cfg.Prompts)
+	sp := make([]search.Prompt, cfg.Prompts)
+	for i := range prompts {
+		p, err := t.Prompt(task.Eval, cfg.Seed, i)
+		if err != nil {
+			return nil, fmt.Errorf("test-time compute: %w", err)
+		}
+		ids, err := tok.EncodePrompt(p.Text)
+		if err != nil {
+			return nil, fmt.Errorf("test-time compute: %w", err)
+		}
+		prompts[i] = p
+		sp[i] = search.Prompt{Tokens: ids, ID: uint64(i), AnswerStart: AnswerStart(t, tok, p)}
+	}
+	score := cfg.Scorer
+	if score == nil {
+		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
+	}
+	run := func(st search.Strategy) ([]*search.Group, error) {
+		return st.Generate(ctx, search.Request{
+			Prompts: sp, Sampler: policy.NewEngine(m), Sampling: cfg.Sampling, EOS: []int{policy.EOS},
+			MaxTokens: t.MaxResponseLen() + 1, Seed: cfg.Seed, FLOPs: m.Config.ForwardFLOPs,
+		})
+	}
+	// select reports whether the candidate chosen by each method is correct.
+	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) {
+		var tokens int64
+		correct := map[string]int{}
+		for i, g := range groups {
+			tokens += g.Usage.GeneratedTokens
+			var verdicts []task.Verdict
+			best, bestScore := -1, 0.0
+			for j, leaf := range g.Leaves() {
+				text := ResponseText(tok, leaf.Response())
+				v := t.Verify(prompts[i], text)
+				verdicts = append(verdicts, v)
+				if s := score(prompts[i], text); best < 0 || s > bestScore {
+					best, bestScore = j, s
+				}
+			}
+			if methods["best"] != "" && verdicts[best].Reward == 1 {
+				correct[methods["best"]]++
+			}
+			if v, ok := MajorityVote(verdicts); ok && methods["majority"] != "" && v.Reward == 1 {
+				correct[methods["majority"]]++
+			}
+		}
+		for _, name := range []string{methods["best"], methods["majority"]} {
+			if name != "" {
+				*out = append(*out, TTCPoint{Method: name, N: n, Tokens: float64(tokens) / float64(len(groups)), Acc: float64(correct[name]) / float64(len(groups))})
+			}
+		}
+	}
+	var out []TTCPoint
+	for _, n := range cfg.Ns {
+		if n < 1 {
+			return nil, fmt.Errorf("test-time compute: N = %d, want ≥ 1", n)
+		}
+		groups, err := run(search.Flat{N: n})
+		if err != nil {
+			return nil, fmt.Errorf("test-time compute: %w", err)
+		}
+		tally(groups, map[string]string{"best": "best_of_n", "majority": "majority"}, n, &out)
+		if cfg.Tree != nil {
+			st, err := cfg.Tree(n)
+			if err != nil {
+				continue // no tree shape with n leaves
+			}
+			groups, err := run(st)
+			if err != nil {
+				return nil, fmt.Errorf("test-time compute: %w", err)
+			}
+			tally(groups, map[string]string{"best": "tree_best", "majority": "tree_majority"}, n, &out)
+		}
+	}
+	return out, nil
+}
+
+// TreeWithLeaves returns an entropy tree with n leaves per prompt when
+// n = M·(1 + N·T) has a solution with N = 2, T = 1, L = 1 (n divisible by
+// 3), else an error.
+func TreeWithLeaves(n int) (search.Strategy, error) {
+	if n%3 != 0 {
+		return nil, fmt.Errorf("no entropy tree (N=2, T=1, L=1) has %d leaves", n)
+	}
+	return search.NewStrategy("entropy_tree", map[string]string{"m": fmt.Sprint(n / 3), "n": "2", "l": "1", "t": "1"})
+}
