@@ -418,51 +418,52 @@ func (e *Engine) forward(rows []row) {
 }
 
 // attend computes one row's attention output over the keys and values its
-// state sees, positions 0..pos, head by head.
+// state sees, positions 0..pos, head by head: per span of the cache chain,
+// one strided product for the scores and one for the weighted values.
 func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
-	if cap(scores) < n {
-		scores = make([]float32, n)
-	}
-	scores = scores[:n]
+	scores = grow(scores, n)
 	for h := 0; h < c.Heads; h++ {
 		qh := q[h*hd : (h+1)*hd]
 		p := 0
-		mx := float32(math.Inf(-1))
-		forEachPosition(spans, n, func(seg *segment, i int) {
-			s := kernel.Dot(qh, seg.k[layer][i*d+h*hd:i*d+(h+1)*hd]) * scale
-			scores[p] = s
-			mx = max(mx, s)
-			p++
+		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
+			kernel.MatMulNTStrided(scores[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			p += cnt
 		})
+		mx := float32(math.Inf(-1))
+		for j := range scores {
+			scores[j] *= scale
+			mx = max(mx, scores[j])
+		}
 		var sum float32
 		for j := range scores {
 			scores[j] = float32(math.Exp(float64(scores[j] - mx)))
 			sum += scores[j]
 		}
-		oh := out[h*hd : (h+1)*hd]
-		clear(oh)
+		kernel.Scale(1/sum, scores)
 		p = 0
-		forEachPosition(spans, n, func(seg *segment, i int) {
-			kernel.Axpy(scores[p]/sum, seg.v[layer][i*d+h*hd:i*d+(h+1)*hd], oh)
-			p++
+		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
+			kernel.MatMulNNStrided(out[h*hd:], hd, scores[p:], cnt, seg.v[layer][from*d+h*hd:], d, 1, hd, cnt, p > 0)
+			p += cnt
 		})
 	}
 	return scores
 }
 
-// forEachPosition visits positions 0..n−1 of a span chain in order, giving
-// each one's segment and index within it.
-func forEachPosition(spans []span, n int, fn func(seg *segment, i int)) {
+// forEachSpan visits positions 0..n−1 of a span chain as runs within one
+// segment: the segment, the index of the run's first position in it and
+// the run's length.
+func forEachSpan(spans []span, n int, fn func(seg *segment, from, cnt int)) {
 	pos := 0
 	for si, sp := range spans {
 		end := n
 		if si < len(spans)-1 {
 			end = min(sp.end, n)
 		}
-		for ; pos < end; pos++ {
-			fn(sp.seg, pos-sp.seg.start)
+		if end > pos {
+			fn(sp.seg, pos-sp.seg.start, end-pos)
+			pos = end
 		}
 	}
 }

@@ -92,12 +92,7 @@ func (f *rmsNorm) Forward() (mat.Tensor, error) {
 // rmsNormRow normalises one row as Hugging Face's LlamaRMSNorm does and
 // returns 1/rms.
 func rmsNormRow(dst, x, w []float32, eps float32) float32 {
-	ss := kernel.Dot(x, x)
-	inv := float32(1 / math.Sqrt(float64(ss/float32(len(x))+eps)))
-	for i, v := range x {
-		dst[i] = w[i] * (v * inv)
-	}
-	return inv
+	return kernel.RMSNorm(dst, x, w, eps)
 }
 
 func (f *rmsNorm) Backward(gy mat.Tensor) error {
@@ -180,15 +175,8 @@ func (f *feedForward) Forward() (mat.Tensor, error) {
 	return dense(rows, f.dim, y), nil
 }
 
-// silu is x·σ(x).
-func silu(x float32) float32 { return x / (1 + float32(math.Exp(float64(-x)))) }
-
-// siluMul sets dst = silu(gate) ∘ up.
-func siluMul(dst, gate, up []float32) {
-	for i, g := range gate {
-		dst[i] = silu(g) * up[i]
-	}
-}
+// siluMul sets dst = silu(gate) ∘ up, silu(x) = x·σ(x).
+func siluMul(dst, gate, up []float32) { kernel.SiLUMul(dst, gate, up) }
 
 func (f *feedForward) Backward(gy mat.Tensor) error {
 	x, g := data(f.x), data(gy)
@@ -199,8 +187,10 @@ func (f *feedForward) Backward(gy mat.Tensor) error {
 	kernel.MatMulNN(gact, g, data(f.w2), rows, f.hidden, f.dim, false)
 	ggate := make([]float32, rows*f.hidden)
 	gup := make([]float32, rows*f.hidden)
+	sig := make([]float32, len(f.gate))
+	kernel.Sigmoid(sig, f.gate)
 	for i, a := range gact {
-		s := float32(1 / (1 + math.Exp(float64(-f.gate[i]))))
+		s := sig[i]
 		gup[i] = a * f.gate[i] * s
 		// d silu(z)/dz = σ(z)·(1 + z·(1 − σ(z)))
 		ggate[i] = a * f.up[i] * s * (1 + f.gate[i]*(1-s))
