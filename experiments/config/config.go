@@ -53,7 +53,8 @@ type Experiment struct {
 	// Checkpoint, if set, is a checkpoint directory (relative to the
 	// config file) to start from instead of pretraining.
 	Checkpoint string `yaml:"checkpoint" json:"checkpoint"`
-	// Pretrain makes the base policy (see package pretrain).
+	// Pretrain makes the base policy (see package pretrain); its model is
+	// the top-level model.
 	Pretrain pretrain.Config `yaml:"pretrain" json:"pretrain"`
 	// Rollout says how rollouts are generated.
 	Rollout Rollout `yaml:"rollout" json:"rollout"`
@@ -82,9 +83,9 @@ type Rollout struct {
 	Params map[string]string `yaml:"params" json:"params"`
 	// Temperature, TopK and TopP shape the sampling distribution.
 	// Defaults 1, 0 (off), 1 (off).
-	Temperature *float64 `yaml:"temperature" json:"temperature"`
-	TopK        int      `yaml:"top_k" json:"top_k"`
-	TopP        float64  `yaml:"top_p" json:"top_p"`
+	Temperature float64 `yaml:"temperature" json:"temperature"`
+	TopK        int     `yaml:"top_k" json:"top_k"`
+	TopP        float64 `yaml:"top_p" json:"top_p"`
 	// Budget is the per-prompt limit on generated tokens; 0: none.
 	Budget int64 `yaml:"budget" json:"budget"`
 	// Int8 samples from a weight-only int8 copy of the policy. Default
@@ -346,7 +347,7 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 	if taskNode != nil && taskNode.Kind == yaml.MappingNode {
 		paramsNode = take(taskNode, "params")
 	}
-	var cfg Experiment
+	cfg := Defaults()
 	if err := decodeStrict(body, &cfg, ""); err != nil {
 		return cfg, withFile(err, path)
 	}
@@ -371,9 +372,6 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 		return cfg, &Error{File: path, Line: lineOf(paramsNode, n), Key: "task.params", Msg: err.Error()}
 	}
 
-	if cfg.Model == "" {
-		cfg.Model = "tiny"
-	}
 	if _, err := policyShape(cfg.Model); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(find(n, "model"), n), Key: "model", Msg: err.Error()}
 	}
@@ -388,22 +386,11 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 		cfg.Checkpoint = p
 	}
 	cfg.Pretrain.Model = cfg.Model
-	cfg.Pretrain = cfg.Pretrain.Defaults()
 	if err := cfg.Pretrain.Validate(); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(find(n, "pretrain"), n), Msg: err.Error()}
 	}
 
 	r := &cfg.Rollout
-	if r.Strategy == "" {
-		r.Strategy = "flat"
-	}
-	if r.Temperature == nil {
-		one := 1.0
-		r.Temperature = &one
-	}
-	if r.TopP == 0 {
-		r.TopP = 1
-	}
 	rollNode := find(n, "rollout")
 	if _, err := search.NewStrategy(r.Strategy, r.Params); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(find(rollNode, "strategy"), n), Key: "rollout", Msg: err.Error()}
@@ -415,15 +402,27 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 		return cfg, &Error{File: path, Line: lineOf(find(rollNode, "budget"), n), Key: "rollout.budget", Msg: fmt.Sprintf("%d, want ≥ 0 (0: no limit)", r.Budget)}
 	}
 
-	cfg.Train = cfg.Train.Defaults()
 	if err := cfg.Train.Validate(); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
 	}
-	cfg.Eval = cfg.Eval.Defaults()
 	if err := cfg.Eval.Validate(); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
 	}
 	return cfg, nil
+}
+
+// Defaults returns the configuration every file starts from: the tiny
+// model, pretraining, flat sampling at temperature 1 and the RL and
+// evaluation defaults of package rl. A key given in a file replaces its
+// default, zero values included.
+func Defaults() Experiment {
+	return Experiment{
+		Model:    "tiny",
+		Pretrain: pretrain.DefaultConfig(),
+		Rollout:  Rollout{Strategy: "flat", Temperature: 1, TopP: 1},
+		Train:    rl.DefaultConfig(),
+		Eval:     rl.DefaultEvalConfig(),
+	}
 }
 
 // Marshal renders a resolved configuration as YAML.

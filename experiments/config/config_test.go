@@ -32,7 +32,7 @@ func TestLoadResolvesDefaults(t *testing.T) {
 	}
 	c := f.Variants[0].Config
 	if c.Name != "demo" || c.Model != "tiny" || c.Train.Steps != 3 || c.Train.LR != 3e-4 || c.Train.Advantage != "grpo" ||
-		c.Train.ClipHigh != 0.28 || *c.Rollout.Temperature != 1 || c.Rollout.Params["n"] != "4" || c.Eval.K != 4 {
+		c.Train.ClipHigh != 0.28 || c.Rollout.Temperature != 1 || c.Rollout.Params["n"] != "4" || c.Eval.K != 4 {
 		t.Fatalf("resolved %+v", c)
 	}
 	if p, ok := c.Task.Params.(task.AddParams); !ok || p.Digits != 2 || !p.Scratchpad {
@@ -143,7 +143,8 @@ func TestMalformedConfigs(t *testing.T) {
 		{"override unknown key", "task: {name: add}\n", []string{"train.lrr=1"}, "train.lrr: unknown key"},
 		{"override not key=value", "task: {name: add}\n", []string{"train.lr"}, "override must be key=value"},
 		{"override wrong type", "task: {name: add}\n", []string{"train.steps=abc"}, "cannot unmarshal"},
-		{"never ends", "task: {name: add}\ntrain: {steps: 0, total_tokens: 0}\n", []string{"train.steps=-1"}, "train.steps = -1"},
+		{"never ends", "task: {name: add}\ntrain: {steps: 0, total_tokens: 0}\n", nil, "the run would never end"},
+		{"negative steps", "task: {name: add}\n", []string{"train.steps=-1"}, "train.steps = -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "c.yaml")

@@ -272,9 +272,5 @@ func policyShape(name string) (policy.Config, error) { return policy.Size(name) 
 
 // Sampling is the policy sampling the rollout settings describe.
 func (r Rollout) Sampling() policy.Sampling {
-	s := policy.Sampling{TopK: r.TopK, TopP: r.TopP}
-	if r.Temperature != nil {
-		s.Temperature = *r.Temperature
-	}
-	return s
+	return policy.Sampling{Temperature: r.Temperature, TopK: r.TopK, TopP: r.TopP}
 }

@@ -22,39 +22,23 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 )
 
-// Config is a pretraining run's settings. The zero value of a field means
-// its default (see Defaults).
+// Config is a pretraining run's settings; DefaultConfig gives the
+// defaults each field's comment states.
 type Config struct {
 	Model       string  `yaml:"model" json:"model"`               // model size (tiny, small); default tiny
-	Steps       int     `yaml:"steps" json:"steps"`               // optimizer steps; default 300
+	Steps       int     `yaml:"steps" json:"steps"`               // optimizer steps; default 1000
 	BatchSize   int     `yaml:"batch_size" json:"batch_size"`     // demonstrations per step; default 32
-	LR          float64 `yaml:"lr" json:"lr"`                     // Adam step size; default 3e-3
+	LR          float64 `yaml:"lr" json:"lr"`                     // Adam step size; default 1e-3
 	FlawedShare float64 `yaml:"flawed_share" json:"flawed_share"` // share of flawed demonstrations in [0, 1); default 0.3
 	EvalPrompts int     `yaml:"eval_prompts" json:"eval_prompts"` // held-out prompts for greedy accuracy; default 200
 	Seed        uint64  `yaml:"seed" json:"seed"`                 // initialisation and data order
 }
 
-// Defaults returns cfg with every zero field set to its default.
-func (cfg Config) Defaults() Config {
-	if cfg.Model == "" {
-		cfg.Model = "tiny"
-	}
-	if cfg.Steps == 0 {
-		cfg.Steps = 300
-	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = 32
-	}
-	if cfg.LR == 0 {
-		cfg.LR = 3e-3
-	}
-	if cfg.FlawedShare == 0 {
-		cfg.FlawedShare = 0.3
-	}
-	if cfg.EvalPrompts == 0 {
-		cfg.EvalPrompts = 200
-	}
-	return cfg
+// DefaultConfig returns the default settings: the tiny model, 1000 steps
+// of 32 demonstrations at Adam step size 1e-3, 30% of them flawed, greedy
+// accuracy on 200 held-out prompts, seed 0.
+func DefaultConfig() Config {
+	return Config{Model: "tiny", Steps: 1000, BatchSize: 32, LR: 1e-3, FlawedShare: 0.3, EvalPrompts: 200}
 }
 
 // Validate reports the first setting out of range, naming it.
@@ -63,8 +47,8 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("pretrain.model: %w", err)
 	}
 	switch {
-	case cfg.Steps < 0:
-		return fmt.Errorf("pretrain.steps = %d, want ≥ 0", cfg.Steps)
+	case cfg.Steps < 1:
+		return fmt.Errorf("pretrain.steps = %d, want ≥ 1", cfg.Steps)
 	case cfg.BatchSize < 1:
 		return fmt.Errorf("pretrain.batch_size = %d, want ≥ 1", cfg.BatchSize)
 	case !(cfg.LR > 0):
@@ -96,7 +80,6 @@ type Result struct {
 // onStep, if not nil, is called after every step. Cancelling ctx stops it
 // between steps with ctx's error.
 func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Result, error) {
-	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -256,7 +239,7 @@ func cacheKey(taskName string, taskParams any, cfg Config) (string, error) {
 		Task       string
 		TaskParams any
 		Config     Config
-	}{1, taskName, taskParams, cfg.Defaults()})
+	}{1, taskName, taskParams, cfg})
 	if err != nil {
 		return "", fmt.Errorf("pretrain cache key: %w", err)
 	}
@@ -304,7 +287,7 @@ func Cached(ctx context.Context, cacheDir string, t task.Task, taskParams any, c
 	if err := policy.Save(tmp, res.Model, res.Tokenizer); err != nil {
 		return "", Summary{}, false, err
 	}
-	s := Summary{Task: t.Name(), Config: cfg.Defaults(), Loss: res.Loss, EvalAcc: res.EvalAcc, Seconds: res.Duration.Seconds(), CacheKey: key}
+	s := Summary{Task: t.Name(), Config: cfg, Loss: res.Loss, EvalAcc: res.EvalAcc, Seconds: res.Duration.Seconds(), CacheKey: key}
 	b, _ := json.MarshalIndent(s, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
 		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)

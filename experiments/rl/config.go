@@ -10,8 +10,8 @@ import (
 )
 
 // Config is the RL loop's hyperparameters, named as in the papers and
-// frameworks they come from (PPO, GRPO, DAPO, Dr.GRPO, AReaL). Every field
-// has a default (Defaults) that Config's YAML documentation states.
+// frameworks they come from (PPO, GRPO, DAPO, Dr.GRPO, AReaL).
+// DefaultConfig gives the defaults each field's comment states.
 type Config struct {
 	// Steps is the number of training steps; 0 means run until TotalTokens
 	// is spent. Default 20.
@@ -50,8 +50,8 @@ type Config struct {
 	// FilterGroups drops groups whose rewards are all equal (DAPO dynamic
 	// sampling) and draws more prompts, up to MaxResampleRounds extra
 	// rounds. Defaults true and 2.
-	FilterGroups      *bool `yaml:"filter_groups" json:"filter_groups"`
-	MaxResampleRounds int   `yaml:"max_resample_rounds" json:"max_resample_rounds"`
+	FilterGroups      bool `yaml:"filter_groups" json:"filter_groups"`
+	MaxResampleRounds int  `yaml:"max_resample_rounds" json:"max_resample_rounds"`
 	// MaxStaleness lets rollouts sampled by policy version v be trained on
 	// up to version v+MaxStaleness; 0 trains on fresh rollouts only.
 	// Default 0.
@@ -87,71 +87,22 @@ var (
 	Corrections = []string{"none", "tis", "decoupled"}
 )
 
-func ptr[T any](v T) *T { return &v }
-
-// Defaults returns c with every unset field at its default.
-func (c Config) Defaults() Config {
-	if c.Steps == 0 && c.TotalTokens == 0 {
-		c.Steps = 20
+// DefaultConfig returns the defaults: 20 steps of 8 prompts, Adam at 1e-4
+// with gradients clipped to norm 1, GRPO advantages, PPO clip 0.2/0.28,
+// token-mean loss, no KL or entropy term, one epoch of one minibatch,
+// group filtering with up to 2 extra rounds, no stale reuse, no
+// correction (TIS cap 2).
+func DefaultConfig() Config {
+	return Config{
+		Steps: 20, PromptsPerStep: 8, LR: 1e-4, MaxGradNorm: 1, Advantage: "grpo",
+		ClipLow: 0.2, ClipHigh: 0.28, LossAgg: "token_mean", Epochs: 1, Minibatches: 1,
+		FilterGroups: true, MaxResampleRounds: 2, Correction: "none", TISCap: 2,
 	}
-	if c.PromptsPerStep == 0 {
-		c.PromptsPerStep = 8
-	}
-	if c.LR == 0 {
-		c.LR = 1e-4
-	}
-	if c.MaxGradNorm == 0 {
-		c.MaxGradNorm = 1
-	}
-	if c.Advantage == "" {
-		c.Advantage = "grpo"
-	}
-	if c.ClipLow == 0 {
-		c.ClipLow = 0.2
-	}
-	if c.ClipHigh == 0 {
-		c.ClipHigh = 0.28
-	}
-	if c.LossAgg == "" {
-		c.LossAgg = "token_mean"
-	}
-	if c.Epochs == 0 {
-		c.Epochs = 1
-	}
-	if c.Minibatches == 0 {
-		c.Minibatches = 1
-	}
-	if c.FilterGroups == nil {
-		c.FilterGroups = ptr(true)
-	}
-	if c.MaxResampleRounds == 0 {
-		c.MaxResampleRounds = 2
-	}
-	if c.Correction == "" {
-		c.Correction = "none"
-	}
-	if c.TISCap == 0 {
-		c.TISCap = 2
-	}
-	return c
 }
 
-// Defaults returns c with every unset field at its default.
-func (c EvalConfig) Defaults() EvalConfig {
-	if c.Every == 0 {
-		c.Every = 5
-	}
-	if c.Prompts == 0 {
-		c.Prompts = 100
-	}
-	if c.Samples == 0 {
-		c.Samples = 8
-	}
-	if c.K == 0 {
-		c.K = min(4, c.Samples)
-	}
-	return c
-}
+// DefaultEvalConfig returns the defaults: every 5 steps, 100 prompts, 8
+// samples each, k = 4.
+func DefaultEvalConfig() EvalConfig { return EvalConfig{Every: 5, Prompts: 100, Samples: 8, K: 4} }
 
 func oneOf(key, v string, choices []string) error {
 	if !slices.Contains(choices, v) {

@@ -31,8 +31,10 @@ func (r EvalResult) Metrics() map[string]float64 {
 // greedy decoding for accuracy, and cfg.Samples samples per prompt (with
 // sampling, streams from seed) for the sampled metrics.
 func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfig, sampling policy.Sampling, seed uint64) (EvalResult, error) {
-	cfg = cfg.Defaults()
 	var r EvalResult
+	if err := cfg.Validate(); err != nil {
+		return r, err
+	}
 	acc, err := pretrain.GreedyAccuracy(m, tok, t, cfg.Prompts, seed)
 	if err != nil {
 		return r, err

@@ -42,7 +42,6 @@ type Setup struct {
 	// Int8 samples from an int8 copy of the policy.
 	Int8  bool
 	Train Config
-	Eval  EvalConfig
 	Seed  uint64
 }
 
@@ -67,12 +66,7 @@ type staleGroup struct {
 
 // New starts a run from its setup.
 func New(s Setup) (*Loop, error) {
-	s.Train = s.Train.Defaults()
-	s.Eval = s.Eval.Defaults()
 	if err := s.Train.Validate(); err != nil {
-		return nil, err
-	}
-	if err := s.Eval.Validate(); err != nil {
 		return nil, err
 	}
 	if s.Task == nil || s.Policy == nil || s.Strategy == nil || s.Tokenizer == nil {
@@ -139,7 +133,7 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	filtered := 0
 	for round := 0; round <= c.MaxResampleRounds; round++ {
 		need := c.PromptsPerStep - len(kept)
-		if need <= 0 || (round > 0 && !*c.FilterGroups) {
+		if need <= 0 || (round > 0 && !c.FilterGroups) {
 			break
 		}
 		rounds = round
@@ -153,7 +147,7 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 			usage.PrefillTokens += g.Usage.PrefillTokens
 			usage.DecodeTokens += g.Usage.DecodeTokens
 			usage.FLOPs += g.Usage.FLOPs
-			if *c.FilterGroups && allEqual(g.Rewards()) {
+			if c.FilterGroups && allEqual(g.Rewards()) {
 				sg.Filtered = true
 				filtered++
 			} else {

@@ -173,6 +173,7 @@ func TestPassAtKAndMajority(t *testing.T) {
 // smallSetup is a quick setup on two-digit addition with a fresh, small
 // (untrained) policy.
 func smallSetup(t *testing.T, train Config) Setup {
+	train = withDefaults(train)
 	t.Helper()
 	tk, err := task.New("add", task.AddParams{Digits: 2, Scratchpad: true})
 	if err != nil {
@@ -191,7 +192,7 @@ func smallSetup(t *testing.T, train Config) Setup {
 // rewards, so filtering draws more prompts and stops after
 // max_resample_rounds without error and without an update.
 func TestFilteringStopsAtMaxResampleRounds(t *testing.T) {
-	loop, err := New(smallSetup(t, Config{Steps: 1, PromptsPerStep: 3, MaxResampleRounds: 2}))
+	loop, err := New(smallSetup(t, Config{Steps: 1, PromptsPerStep: 3, FilterGroups: true, MaxResampleRounds: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,9 +215,8 @@ func TestFilteringStopsAtMaxResampleRounds(t *testing.T) {
 // Stale groups are trained on for max_staleness versions after the one
 // that sampled them, and not after.
 func TestStalenessBound(t *testing.T) {
-	off := false
 	for _, maxStale := range []int{0, 1, 2} {
-		loop, err := New(smallSetup(t, Config{Steps: 4, PromptsPerStep: 2, FilterGroups: &off, MaxStaleness: maxStale}))
+		loop, err := New(smallSetup(t, Config{Steps: 4, PromptsPerStep: 2, FilterGroups: false, MaxStaleness: maxStale}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestStalenessBound(t *testing.T) {
 // Same setup and seed, same metrics, bit for bit (wall times aside).
 func TestStepsAreDeterministic(t *testing.T) {
 	run := func() []map[string]float64 {
-		loop, err := New(smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, MaxResampleRounds: 1}))
+		loop, err := New(smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, FilterGroups: true, MaxResampleRounds: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,13 +274,17 @@ func TestRLRaisesAccuracy(t *testing.T) {
 		t.Skip("about 25 s")
 	}
 	tk, _ := task.New("add", task.AddParams{Digits: 2, Scratchpad: true})
-	base, err := pretrain.Train(context.Background(), tk, pretrain.Config{Steps: 300, EvalPrompts: 100}, nil)
+	ptCfg := pretrain.DefaultConfig()
+	ptCfg.Steps, ptCfg.EvalPrompts = 300, 100
+	base, err := pretrain.Train(context.Background(), tk, ptCfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, _ := search.NewStrategy("flat", nil)
+	train := DefaultConfig()
+	train.Steps, train.LR = 40, 5e-4
 	loop, err := New(Setup{Task: tk, Tokenizer: base.Tokenizer, Policy: base.Model, Strategy: st, Sampling: policy.DefaultSampling,
-		Train: Config{Steps: 40, LR: 5e-4}, Seed: 1})
+		Train: train, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +293,9 @@ func TestRLRaisesAccuracy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after, err := Evaluate(base.Model, base.Tokenizer, tk, EvalConfig{Prompts: 100}, policy.DefaultSampling, 0)
+	evalCfg := DefaultEvalConfig()
+	evalCfg.Prompts = 100
+	after, err := Evaluate(base.Model, base.Tokenizer, tk, evalCfg, policy.DefaultSampling, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,8 +308,7 @@ func TestRLRaisesAccuracy(t *testing.T) {
 // A run restored from a snapshot continues bit-identically: weights,
 // optimizer, prompt counter and stale buffer all come back.
 func TestSnapshotRestoreContinuesExactly(t *testing.T) {
-	off := false
-	train := Config{Steps: 4, PromptsPerStep: 2, FilterGroups: &off, MaxStaleness: 1, Correction: "tis", LR: 1e-3}
+	train := Config{Steps: 4, PromptsPerStep: 2, FilterGroups: false, MaxStaleness: 1, Correction: "tis", LR: 1e-3}
 	metricsOf := func(loop *Loop, steps int) []map[string]float64 {
 		var out []map[string]float64
 		for i := 0; i < steps; i++ {
@@ -380,4 +385,26 @@ func TestTestTimeCompute(t *testing.T) {
 			t.Errorf("N=%d: oracle best-of-N %.2f below majority %.2f", p.N, p.Acc, byMethod["majority"][i].Acc)
 		}
 	}
+}
+
+// withDefaults fills the fields a test leaves zero from DefaultConfig,
+// except FilterGroups, MaxResampleRounds and MaxStaleness, whose zero is
+// meaningful and which the tests set as they need.
+func withDefaults(c Config) Config {
+	d := DefaultConfig()
+	if c.Steps == 0 {
+		c.Steps = d.Steps
+	}
+	if c.PromptsPerStep == 0 {
+		c.PromptsPerStep = d.PromptsPerStep
+	}
+	if c.LR == 0 {
+		c.LR = d.LR
+	}
+	if c.Correction == "" {
+		c.Correction = d.Correction
+	}
+	c.MaxGradNorm, c.Advantage, c.ClipLow, c.ClipHigh, c.LossAgg = d.MaxGradNorm, d.Advantage, d.ClipLow, d.ClipHigh, d.LossAgg
+	c.Epochs, c.Minibatches, c.TISCap = d.Epochs, d.Minibatches, d.TISCap
+	return c
 }
