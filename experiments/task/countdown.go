@@ -20,7 +20,7 @@ import (
 // Every generated prompt has a solution, and the target is never one of
 // the numbers themselves.
 type CountdownParams struct {
-	// Numbers given, in 2..5. Default 4.
+	// Numbers given, in 2..5. Default 3.
 	Numbers int `yaml:"numbers" json:"numbers"`
 	// MinNumber is the smallest given number, ≥ 1. Default 1.
 	MinNumber int `yaml:"min_number" json:"min_number"`
@@ -32,10 +32,10 @@ type CountdownParams struct {
 	MaxTarget int `yaml:"max_target" json:"max_target"`
 }
 
-// DefaultCountdownParams returns the defaults: 4 numbers in 1..9, targets
+// DefaultCountdownParams returns the defaults: 3 numbers in 1..9, targets
 // in 10..50.
 func DefaultCountdownParams() CountdownParams {
-	return CountdownParams{Numbers: 4, MinNumber: 1, MaxNumber: 9, MinTarget: 10, MaxTarget: 50}
+	return CountdownParams{Numbers: 3, MinNumber: 1, MaxNumber: 9, MinTarget: 10, MaxTarget: 50}
 }
 
 // Validate reports parameters out of range, naming the field.

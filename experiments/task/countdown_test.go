@@ -7,7 +7,7 @@ import (
 )
 
 func TestCountdownVerify(t *testing.T) {
-	tk, _ := NewCountdown(DefaultCountdownParams()) // max response 14
+	tk, _ := NewCountdown(fourNumbers()) // max response 14
 	p, err := tk.ParsePrompt("4 7 9 7:23")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestCountdownSolver(t *testing.T) {
 }
 
 func TestCountdownParsePromptErrors(t *testing.T) {
-	tk, _ := NewCountdown(DefaultCountdownParams())
+	tk, _ := NewCountdown(fourNumbers())
 	for _, c := range []struct{ text, want string }{
 		{"", "empty prompt"},
 		{"4 7 9 7", "want numbers"},
@@ -174,7 +174,7 @@ func TestCountdownParsePromptErrors(t *testing.T) {
 }
 
 func TestCountdownAnswerStart(t *testing.T) {
-	tk, _ := NewCountdown(DefaultCountdownParams())
+	tk, _ := NewCountdown(fourNumbers())
 	p, _ := tk.ParsePrompt("4 7 9 7:23")
 	for _, c := range []struct {
 		response string
@@ -186,4 +186,12 @@ func TestCountdownAnswerStart(t *testing.T) {
 			t.Errorf("AnswerStart(%q) = %d, want %d", c.response, got, c.want)
 		}
 	}
+}
+
+// fourNumbers is the countdown setting the hand-written cases use: four
+// numbers (the default is three).
+func fourNumbers() CountdownParams {
+	p := DefaultCountdownParams()
+	p.Numbers = 4
+	return p
 }

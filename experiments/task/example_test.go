@@ -36,7 +36,7 @@ func Example() {
 // Countdown accepts any expression that reaches the target with the given
 // numbers.
 func Example_countdown() {
-	cd, err := task.New("countdown", nil)
+	cd, err := task.New("countdown", task.CountdownParams{Numbers: 4, MinNumber: 1, MaxNumber: 9, MinTarget: 10, MaxTarget: 50})
 	if err != nil {
 		log.Fatal(err)
 	}

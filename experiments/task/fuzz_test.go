@@ -62,7 +62,7 @@ func FuzzVerifyAdd(f *testing.F) {
 }
 
 func FuzzVerifyCountdown(f *testing.F) {
-	tk, _ := New("countdown", nil)
+	tk, _ := New("countdown", fourNumbers())
 	fuzzVerify(f, tk,
 		[]string{"4 7 9 7:23", "1 1 1 1:50", "4 7 9:23", "4 7 9 7:", ":", "9 9 9 9:10"},
 		append([]string{

@@ -26,7 +26,7 @@ func TestShow(t *testing.T) {
 }
 
 func TestVerifyText(t *testing.T) {
-	tk, _ := New("countdown", nil)
+	tk, _ := New("countdown", fourNumbers())
 	v, err := VerifyText(tk, "4 7 9 7:23", "7+7+9=23")
 	if err != nil {
 		t.Fatal(err)
