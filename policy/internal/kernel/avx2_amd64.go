@@ -2,6 +2,8 @@
 
 package kernel
 
+import "unsafe"
+
 //go:noescape
 func nt2x2AVX2(p *ntArgs)
 
@@ -74,13 +76,14 @@ func ntAVX2(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 			p.c[r] = &c[i*ldc]
 		}
 		if nt2 > 0 {
-			p.b[0], p.b[1] = &b[0], &b[ldb]
+			p.b[0], p.b[1] = unsafe.Pointer(&b[0]), unsafe.Pointer(&b[ldb])
 			p.ntiles, p.colmask = nt2, 3
 			nt2x2AVX2(&p)
 		}
 		if n%2 != 0 {
 			j := n - 1
-			p.b[0], p.b[1] = &b[j*ldb], &b[j*ldb]
+			p.b[0] = unsafe.Pointer(&b[j*ldb])
+			p.b[1] = p.b[0]
 			for r := range 2 {
 				p.c[r] = &c[min(i0+r, m-1)*ldc+j]
 			}

@@ -2,8 +2,8 @@
 
 package kernel
 
-// bcArgs is the argument block of bc6x64AVX512 and bc4x16AVX2 (field offsets are used by
-// the assembly; do not reorder).
+// bcArgs is the argument block of bc6x64AVX512, bc1x64AVX512 and bc4x16AVX2
+// (the assembly uses the field offsets; TestArgLayout checks them).
 type bcArgs struct {
 	a       [8]*float32 // a(i0+r, p0) for the tile's rows (0)
 	c       [8]*float32 // c(i0+r, j0) (64)

@@ -7,15 +7,23 @@ import (
 	"testing"
 )
 
-// benchProduct times f on one shape and reports GFLOP/s (2·m·n·k per call).
+// benchProduct times f on one shape and reports GFLOP/s (2·m·n·k per call)
+// over wall time and, where the platform tells, over the CPU time of the
+// process ("GFLOP/s-cpu": the throughput per busy core, less disturbed when
+// other processes share the machine).
 func benchProduct(b *testing.B, f func(c, a, bb []float32, m, n, k int, acc bool), sh shape, aLen, bLen int) {
 	r := rand.New(rand.NewPCG(1, 1))
 	a, bb, c := randSlice(r, aLen), randSlice(r, bLen), make([]float32, sh.m*sh.n)
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for b.Loop() {
 		f(c, a, bb, sh.m, sh.n, sh.k, false)
 	}
-	b.ReportMetric(2*float64(sh.m*sh.n*sh.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+	}
 }
 
 func shapeName(sh shape) string { return fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.k) }
@@ -86,7 +94,7 @@ func BenchmarkMatMulNTWorkers(b *testing.B) {
 		for _, w := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/w%d", shapeName(sh), w), func(b *testing.B) {
 				benchProduct(b, func(c, a, bb []float32, m, n, k int, acc bool) {
-					run(active.nt, c, a, bb, m, n, k, acc, ntSplit, w)
+					run(active.nt, c, a, k, k, bb, k, m, n, k, acc, w)
 				}, sh, sh.m*sh.k, sh.n*sh.k)
 			})
 		}
@@ -142,4 +150,49 @@ func BenchmarkAttentionScores(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAttentionValues compares one strided vector-matrix product with a
+// loop of Axpy calls for the output of one head (hd 32) over 64 cached
+// values in a cache of row width 128.
+func BenchmarkAttentionValues(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const n, hd, dim = 64, 32, 128
+	probs, values, out := randSlice(r, n), randSlice(r, n*dim), make([]float32, hd)
+	b.Run("strided", func(b *testing.B) {
+		for b.Loop() {
+			MatMulNNStrided(out, hd, probs, n, values, dim, 1, hd, n, false)
+		}
+	})
+	b.Run("axpy-loop", func(b *testing.B) {
+		for b.Loop() {
+			clear(out)
+			for j := range n {
+				Axpy(probs[j], values[j*dim:j*dim+hd], out)
+			}
+		}
+	})
+}
+
+// BenchmarkMatMulNTInt8: int8 weight-only products at the inference shapes.
+func BenchmarkMatMulNTInt8(b *testing.B) {
+	for _, sh := range []shape{{1, 384, 128}, {1, 768, 256}, {64, 384, 128}, {64, 768, 256}} {
+		b.Run(shapeName(sh), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			a, c := randSlice(r, sh.m*sh.k), make([]float32, sh.m*sh.n)
+			q, scale := make([]int8, sh.n*sh.k), randSlice(r, sh.n)
+			for i := range q {
+				q[i] = int8(r.IntN(255) - 127)
+			}
+			cpu0 := processCPU()
+			for b.Loop() {
+				MatMulNTInt8(c, a, q, scale, sh.m, sh.n, sh.k, false)
+			}
+			flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+			}
+		})
+	}
 }

@@ -18,6 +18,7 @@ var avx512Impl = &impl{
 	siluMul: siluMulAVX512Go,
 	exp:     expAVX512Go,
 	sigmoid: sigmoidAVX512Go,
+	ntI8:    ntI8AVX512,
 }
 
 // avx2Impl needs AVX2 and FMA.
@@ -33,6 +34,7 @@ var avx2Impl = &impl{
 	siluMul: siluMulAVX2Go,
 	exp:     expAVX2Go,
 	sigmoid: sigmoidAVX2Go,
+	ntI8:    ntI8Generic,
 }
 
 // available lists the implementations this CPU can run, fastest first.

@@ -9,6 +9,11 @@
 //	MatMulNN: c[m×n] (+)= a[m×k] · b[k×n]
 //	MatMulTN: c[m×n] (+)= a[k×m]ᵀ · b[k×n]
 //
+// MatMulNTStrided, MatMulNNStrided and MatMulTNStrided take row strides, to
+// read sub-matrices in place (the per-head blocks of a KV cache), and
+// MatMulNTInt8 takes a weight quantized to int8 with one scale per output
+// row (the int8 behaviour policy).
+//
 // # Determinism
 //
 // MatMulNT computes every output c[i][j] with one fixed reduction structure,
@@ -21,7 +26,9 @@
 // the position of the output in a tile, the number of goroutines or how the
 // work was split. A decoding state samples the same logits whichever other
 // states share its batch. [Dot] uses the same structure, so Dot(a_i, b_j)
-// equals MatMulNT of that single row and column bit for bit.
+// equals MatMulNT of that single row and column bit for bit, and
+// MatMulNTStrided and MatMulNTInt8 (which multiplies the sum by the row's
+// scale before adding the old value) keep the same property.
 //
 // The AVX-512 and AVX2 implementations follow this structure exactly (the
 // tests check them bit for bit against an exact emulation of it), so they
@@ -58,6 +65,9 @@
 // # Concurrency
 //
 // The kernels hold no mutable state and may be called concurrently. Large
-// products are split by output rows or columns over two goroutines; small
-// ones run on the calling goroutine.
+// products (from 2²⁴ multiply-adds and 128 rows) are split by output rows
+// over up to GOMAXPROCS goroutines (at most 8); smaller ones, and the
+// strided products, run on the calling goroutine: on the 2-core machine
+// this was measured on, waking a second goroutine costs more than it saves
+// below that size.
 package kernel

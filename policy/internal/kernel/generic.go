@@ -14,6 +14,7 @@ var genericImpl = &impl{
 	siluMul: siluMulGeneric,
 	exp:     expSliceGeneric,
 	sigmoid: sigmoidGeneric,
+	ntI8:    ntI8Generic,
 }
 
 // dotGeneric is the 16-lane dot product of the package documentation over
@@ -126,5 +127,44 @@ func axpyGeneric(alpha float32, x, y []float32) {
 func scaleGeneric(alpha float32, x []float32) {
 	for i := range x {
 		x[i] *= alpha
+	}
+}
+
+// dotI8Generic is dotGeneric with int8 y, converted exactly to float32.
+func dotI8Generic(x []float32, y []int8) float32 {
+	var s [lanes]float32
+	n := len(x)
+	y = y[:n]
+	p := 0
+	for ; p+lanes <= n; p += lanes {
+		xs, ys := x[p:p+lanes:p+lanes], y[p:p+lanes:p+lanes]
+		for l := range lanes {
+			s[l] += xs[l] * float32(ys[l])
+		}
+	}
+	if p < n {
+		l := 0
+		for ; p < n; p, l = p+1, l+1 {
+			s[l] += x[p] * float32(y[p])
+		}
+		for ; l < lanes; l++ {
+			s[l] += 0
+		}
+	}
+	return reduce16(&s)
+}
+
+func ntI8Generic(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool) {
+	for i := range m {
+		ai := a[i*lda : i*lda+k]
+		ci := c[i*ldc : i*ldc+n]
+		for j := range n {
+			d := dotI8Generic(ai, q[j*ldq:j*ldq+k]) * scale[j]
+			if acc {
+				ci[j] += d
+			} else {
+				ci[j] = d
+			}
+		}
 	}
 }

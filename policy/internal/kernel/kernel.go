@@ -33,6 +33,8 @@ type impl struct {
 	siluMul func(dst, gate, up []float32)
 	exp     func(dst, x []float32)
 	sigmoid func(dst, x []float32)
+	// ntI8 is nt with int8 rows of b scaled per row (see MatMulNTInt8).
+	ntI8 func(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool)
 }
 
 // active is the implementation used by the exported functions. It is set
@@ -122,7 +124,7 @@ func MatMulNT(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.nt, c, a, b, m, n, k, acc, ntSplit, workers(m, n, k))
+	run(active.nt, c, a, k, k, b, k, m, n, k, acc, workers(m, n, k))
 }
 
 // MatMulNN computes c[m×n] = a[m×k] · b[k×n], or c += a·b when acc is true.
@@ -136,7 +138,7 @@ func MatMulNN(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.nn, c, a, b, m, n, k, acc, nnSplit, workers(m, n, k))
+	run(active.nn, c, a, k, k, b, n, m, n, k, acc, workers(m, n, k))
 }
 
 // MatMulTN computes c[m×n] = a[k×m]ᵀ · b[k×n], or c += aᵀ·b when acc is
@@ -151,59 +153,74 @@ func MatMulTN(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.tn, c, a, b, m, n, k, acc, tnSplit, workers(m, n, k))
+	run(active.tn, c, a, 1, m, b, n, m, n, k, acc, workers(m, n, k))
 }
-
-// splitter describes how the sub-product of output rows [i0,i1) addresses
-// its operands.
-type splitter struct {
-	// aOff gives the offset into a of output row i, lda its stride.
-	aOff func(i, m, k int) int
-	lda  func(m, k int) int
-	// ldb gives the stride of b.
-	ldb func(n, k int) int
-}
-
-var (
-	ntSplit = splitter{
-		aOff: func(i, m, k int) int { return i * k },
-		lda:  func(m, k int) int { return k },
-		ldb:  func(n, k int) int { return k },
-	}
-	nnSplit = splitter{
-		aOff: func(i, m, k int) int { return i * k },
-		lda:  func(m, k int) int { return k },
-		ldb:  func(n, k int) int { return n },
-	}
-	tnSplit = splitter{
-		aOff: func(i, m, k int) int { return i },
-		lda:  func(m, k int) int { return m },
-		ldb:  func(n, k int) int { return n },
-	}
-)
 
 // run executes f over the whole product, split by output rows over w
-// goroutines (the calling one included). The split never divides k, so it
-// cannot change any output bit.
-func run(f matFunc, c, a, b []float32, m, n, k int, acc bool, s splitter, w int) {
-	lda, ldb := s.lda(m, k), s.ldb(n, k)
+// goroutines (see splitRows). Output row i of the product reads a from
+// a[i·aRow:] with row stride lda, and b whole with row stride ldb.
+func run(f matFunc, c, a []float32, aRow, lda int, b []float32, ldb, m, n, k int, acc bool, w int) {
+	if w <= 1 {
+		f(c, n, a, lda, b, ldb, m, n, k, acc) // no closure: no allocation
+		return
+	}
+	splitRows(m, w, func(lo, hi int) {
+		f(c[lo*n:], n, a[lo*aRow:], lda, b, ldb, hi-lo, n, k, acc)
+	})
+}
+
+// splitRows runs job over the rows [0, m) in w chunks (multiples of
+// rowAlign) on w goroutines, the calling one included. A split by output
+// rows never divides k, so it cannot change any output bit.
+func splitRows(m, w int, job func(lo, hi int)) {
 	chunk := (m + w - 1) / max(w, 1)
 	chunk = (chunk + rowAlign - 1) / rowAlign * rowAlign
 	if w <= 1 || chunk >= m {
-		f(c, n, a, lda, b, ldb, m, n, k, acc)
+		job(0, m)
 		return
 	}
 	var wg sync.WaitGroup
 	for lo := 0; lo < m; lo += chunk {
 		hi := min(lo+chunk, m)
-		job := func() { f(c[lo*n:], n, a[s.aOff(lo, m, k):], lda, b, ldb, hi-lo, n, k, acc) }
 		if hi == m {
-			job()
+			job(lo, hi)
 			break
 		}
-		wg.Go(job)
+		wg.Go(func() { job(lo, hi) })
 	}
 	wg.Wait()
+}
+
+// MatMulNTInt8 computes c[m×n] = a[m×k] · Wᵀ (or c += when acc) for a weight
+// W[n×k] quantized weight-only to int8 with one scale per output row,
+// W[j][p] ≈ scale[j]·q[j][p]:
+//
+//	c[i][j] = scale[j] · Σ_p a[i][p]·q[j][p]  (+ old c[i][j])
+//
+// The sum is the 16-lane dot product of MatMulNT (with the int8 values
+// converted exactly to float32), multiplied by the scale before the old
+// value is added, so the output bits again depend only on row i of a, row j
+// of q, scale[j], k, acc and the old c[i][j] (batch independence). It panics
+// when a slice is too short.
+func MatMulNTInt8(c, a []float32, q []int8, scale []float32, m, n, k int, acc bool) {
+	const op = "MatMulNTInt8"
+	checkDims(op, m, n, k)
+	checkLen(op, "c", c, m*n)
+	checkLen(op, "a", a, m*k)
+	if len(q) < n*k {
+		panic(fmt.Sprintf("kernel.%s: q has length %d, need at least %d", op, len(q), n*k))
+	}
+	checkLen(op, "scale", scale, n)
+	if m == 0 || n == 0 {
+		return
+	}
+	if w := workers(m, n, k); w > 1 {
+		splitRows(m, w, func(lo, hi int) {
+			active.ntI8(c[lo*n:], n, a[lo*k:], k, q, k, scale, hi-lo, n, k, acc)
+		})
+		return
+	}
+	active.ntI8(c, n, a, k, q, k, scale, m, n, k, acc)
 }
 
 // Dot returns Σ x[i]·y[i] computed with the 16-lane reduction of MatMulNT, so

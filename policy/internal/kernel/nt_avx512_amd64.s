@@ -328,3 +328,233 @@ dotreduce:
 	VMOVSS        X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// Int8 weights: the b rows are int8 (one byte per element), widened to
+// int32 by VPMOVSXBD and converted exactly to float32 by VCVTDQ2PS; the
+// 16-lane products and the reduction are those of nt4x4AVX512 and
+// nt1x16AVX512, and each output is then multiplied by the scale of its b
+// row (before the old value is added).
+
+#define LOADQ(src, z) \
+	VPMOVSXBD src, z \
+	VCVTDQ2PS z, z
+
+#define LOADQT(src, z) \
+	VPMOVSXBD.Z src, K1, z \
+	VCVTDQ2PS   z, z
+
+// STOREROWQ is STOREROW with the product by the scales in X3 first.
+#define STOREROWQ(r, bit, off, skip, noacc) \
+	TESTQ         $bit, 128(DI)  \
+	JZ            skip           \
+	VEXTRACTF32X4 $r, Z0, X1     \
+	VMULPS        X3, X1, X1     \
+	MOVQ          off(DI), DX    \
+	ADDQ          184(DI), DX    \
+	CMPQ          144(DI), $0    \
+	JEQ           noacc          \
+	VMOVUPS.Z     (DX)(R14*1), K2, X2 \
+	VADDPS        X2, X1, X1     \
+noacc:                          \
+	VMOVUPS       X1, K2, (DX)(R14*1) \
+skip:
+
+// func nt4x4I8AVX512(p *ntArgs)
+//
+// nt4x4AVX512 with int8 b rows (b pointers and bstep in bytes of int8) and
+// the per-row scales of the tile's columns at scale + 16·tile bytes.
+TEXT ·nt4x4I8AVX512(SB), NOSPLIT, $0-8
+	MOVQ  p+0(FP), DI
+	MOVQ  0(DI), R8
+	MOVQ  8(DI), R9
+	MOVQ  16(DI), R10
+	MOVQ  24(DI), R11
+	MOVQ  104(DI), AX
+	KMOVW AX, K1
+	MOVQ  136(DI), AX
+	KMOVW AX, K2
+	MOVQ  $0, 184(DI)
+	CMPQ  120(DI), $0
+	JEQ   qdone
+	CMPQ  176(DI), $0
+	JEQ   qdone
+
+qrowblock:
+	MOVQ 32(DI), R12
+	MOVQ 40(DI), R13
+	MOVQ 48(DI), BX
+	MOVQ 56(DI), SI
+	MOVQ 120(DI), AX
+	XORQ R14, R14
+
+qtile:
+	ZERO16
+	XORQ DX, DX
+	XORQ R15, R15
+	MOVQ 96(DI), CX
+	CMPQ DX, CX
+	JGE  qtail
+
+qloop:
+	VMOVUPS (R8)(DX*1), Z16
+	VMOVUPS (R9)(DX*1), Z17
+	VMOVUPS (R10)(DX*1), Z18
+	VMOVUPS (R11)(DX*1), Z19
+	LOADQ((R12)(R15*1), Z20)
+	LOADQ((R13)(R15*1), Z21)
+	LOADQ((BX)(R15*1), Z22)
+	LOADQ((SI)(R15*1), Z23)
+	COL4(Z20, Z0, Z1, Z2, Z3)
+	COL4(Z21, Z4, Z5, Z6, Z7)
+	COL4(Z22, Z8, Z9, Z10, Z11)
+	COL4(Z23, Z12, Z13, Z14, Z15)
+	ADDQ    $64, DX
+	ADDQ    $16, R15
+	CMPQ    DX, CX
+	JLT     qloop
+
+qtail:
+	CMPQ      104(DI), $0
+	JEQ       qreduce
+	VMOVUPS.Z (R8)(DX*1), K1, Z16
+	VMOVUPS.Z (R9)(DX*1), K1, Z17
+	VMOVUPS.Z (R10)(DX*1), K1, Z18
+	VMOVUPS.Z (R11)(DX*1), K1, Z19
+	LOADQT((R12)(R15*1), Z20)
+	LOADQT((R13)(R15*1), Z21)
+	LOADQT((BX)(R15*1), Z22)
+	LOADQT((SI)(R15*1), Z23)
+	COL4(Z20, Z0, Z1, Z2, Z3)
+	COL4(Z21, Z4, Z5, Z6, Z7)
+	COL4(Z22, Z8, Z9, Z10, Z11)
+	COL4(Z23, Z12, Z13, Z14, Z15)
+
+qreduce:
+	REDUCE16
+	MOVQ      192(DI), DX
+	VMOVUPS.Z (DX)(R14*1), K2, X3
+	STOREROWQ(0, 1, 64, qskip0, qnoacc0)
+	STOREROWQ(1, 2, 72, qskip1, qnoacc1)
+	STOREROWQ(2, 4, 80, qskip2, qnoacc2)
+	STOREROWQ(3, 8, 88, qskip3, qnoacc3)
+
+	MOVQ 112(DI), DX
+	ADDQ DX, R12
+	ADDQ DX, R13
+	ADDQ DX, BX
+	ADDQ DX, SI
+	ADDQ $16, R14
+	DECQ AX
+	JNZ  qtile
+
+	DECQ 176(DI)
+	JZ   qdone
+	MOVQ 160(DI), DX
+	ADDQ DX, R8
+	ADDQ DX, R9
+	ADDQ DX, R10
+	ADDQ DX, R11
+	MOVQ 168(DI), DX
+	ADDQ DX, 184(DI)
+	JMP  qrowblock
+
+qdone:
+	VZEROUPPER
+	RET
+
+#define MVQ(src, z) \
+	LOADQ(src, Z17)         \
+	VFMADD231PS Z17, Z16, z
+
+#define MVQT(src, z) \
+	LOADQT(src, Z17)        \
+	VFMADD231PS Z17, Z16, z
+
+#define MVQ4(g0, za, zb, zc, zd) \
+	MVQ((g0), za)        \
+	MVQ((g0)(R9*1), zb)  \
+	MVQ((g0)(R9*2), zc)  \
+	MVQ((g0)(R10*1), zd)
+
+#define MVQT4(g0, za, zb, zc, zd) \
+	MVQT((g0), za)        \
+	MVQT((g0)(R9*1), zb)  \
+	MVQT((g0)(R9*2), zc)  \
+	MVQT((g0)(R10*1), zd)
+
+// func nt1x16I8AVX512(p *mvArgs)
+//
+// nt1x16AVX512 with int8 b rows (b and ldb in bytes of int8) and the scales
+// of the tile's 16 columns at scale + 64·tile bytes.
+TEXT ·nt1x16I8AVX512(SB), NOSPLIT, $0-8
+	MOVQ  p+0(FP), DI
+	MOVQ  8(DI), BX
+	MOVQ  16(DI), R14
+	MOVQ  72(DI), R15
+	MOVQ  24(DI), R9
+	LEAQ  (R9)(R9*2), R10
+	MOVQ  40(DI), AX
+	KMOVW AX, K1
+	MOVQ  56(DI), AX
+	KMOVW AX, K2
+	MOVQ  48(DI), AX
+	TESTQ AX, AX
+	JZ    mqdone
+
+mqtile:
+	ZERO16
+	MOVQ 0(DI), SI
+	MOVQ SI, CX
+	ADDQ 32(DI), CX
+	MOVQ BX, R8
+	LEAQ (R8)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+	CMPQ SI, CX
+	JGE  mqtail
+
+mqloop:
+	VMOVUPS (SI), Z16
+	MVQ4(R8, Z0, Z4, Z8, Z12)
+	MVQ4(R11, Z1, Z5, Z9, Z13)
+	MVQ4(R12, Z2, Z6, Z10, Z14)
+	MVQ4(R13, Z3, Z7, Z11, Z15)
+	ADDQ    $64, SI
+	ADDQ    $16, R8
+	ADDQ    $16, R11
+	ADDQ    $16, R12
+	ADDQ    $16, R13
+	CMPQ    SI, CX
+	JLT     mqloop
+
+mqtail:
+	CMPQ      40(DI), $0
+	JEQ       mqreduce
+	VMOVUPS.Z (SI), K1, Z16
+	MVQT4(R8, Z0, Z4, Z8, Z12)
+	MVQT4(R11, Z1, Z5, Z9, Z13)
+	MVQT4(R12, Z2, Z6, Z10, Z14)
+	MVQT4(R13, Z3, Z7, Z11, Z15)
+
+mqreduce:
+	REDUCE16
+	VMOVUPS.Z (R15), K2, Z1
+	VMULPS    Z1, Z0, Z0
+	CMPQ      64(DI), $0
+	JEQ       mqstore
+	VMOVUPS.Z (R14), K2, Z1
+	VADDPS    Z1, Z0, Z0
+
+mqstore:
+	VMOVUPS Z0, K2, (R14)
+	MOVQ    R9, DX
+	SHLQ    $4, DX
+	ADDQ    DX, BX
+	ADDQ    $64, R14
+	ADDQ    $64, R15
+	DECQ    AX
+	JNZ     mqtile
+
+mqdone:
+	VZEROUPPER
+	RET

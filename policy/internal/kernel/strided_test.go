@@ -112,3 +112,34 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAllocations checks that the per-token kernels allocate nothing on
+// the calling goroutine (they run thousands of times per decoding step).
+func TestNoAllocations(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	a, b, c := randSlice(r, 64*128), randSlice(r, 384*128), make([]float32, 64*384)
+	q, scale := make([]int8, 384*128), randSlice(r, 384)
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"MatMulNT 1×384×128", func() { MatMulNT(c, a, b, 1, 384, 128, false) }},
+		{"MatMulNT 64×384×128", func() { MatMulNT(c, a, b, 64, 384, 128, true) }},
+		{"MatMulNT 3×5×7", func() { MatMulNT(c, a, b, 3, 5, 7, false) }},
+		{"MatMulNN 64×128×384", func() { MatMulNN(c, c, b, 64, 128, 384, false) }},
+		{"MatMulTN 64×128×64", func() { MatMulTN(c, a, b, 64, 128, 64, false) }},
+		{"MatMulNTInt8 64×384×128", func() { MatMulNTInt8(c, a, q, scale, 64, 384, 128, false) }},
+		{"MatMulNTStrided", func() { MatMulNTStrided(c, 64, a, 32, b, 128, 1, 64, 32, false) }},
+		{"MatMulNNStrided", func() { MatMulNNStrided(c, 32, a, 64, b, 128, 1, 32, 64, false) }},
+		{"Dot", func() { Dot(a[:128], b[:128]) }},
+		{"Axpy", func() { Axpy(0.5, a[:100], c[:100]) }},
+		{"SiLUMul", func() { SiLUMul(c[:384], a[:384], b[:384]) }},
+		{"SoftmaxEntropy", func() { SoftmaxEntropy(c[:64], a[:64]) }},
+		{"RMSNorm", func() { RMSNorm(c[:128], a[:128], b[:128], 1e-5) }},
+	}
+	for _, tc := range tests {
+		if n := testing.AllocsPerRun(5, tc.f); n != 0 {
+			t.Errorf("%s: %v allocations per call, want 0", tc.name, n)
+		}
+	}
+}

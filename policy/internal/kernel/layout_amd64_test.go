@@ -1,0 +1,59 @@
+//go:build !purego
+
+package kernel
+
+import (
+	"testing"
+	"unsafe"
+)
+
+// TestArgLayout pins the field offsets of the argument blocks that the
+// assembly reads by number.
+func TestArgLayout(t *testing.T) {
+	var nt ntArgs
+	var mv mvArgs
+	var bc bcArgs
+	tests := []struct {
+		field     string
+		got, want uintptr
+	}{
+		{"ntArgs.b", unsafe.Offsetof(nt.b), 32},
+		{"ntArgs.c", unsafe.Offsetof(nt.c), 64},
+		{"ntArgs.kfull", unsafe.Offsetof(nt.kfull), 96},
+		{"ntArgs.kmask", unsafe.Offsetof(nt.kmask), 104},
+		{"ntArgs.bstep", unsafe.Offsetof(nt.bstep), 112},
+		{"ntArgs.ntiles", unsafe.Offsetof(nt.ntiles), 120},
+		{"ntArgs.rowmask", unsafe.Offsetof(nt.rowmask), 128},
+		{"ntArgs.colmask", unsafe.Offsetof(nt.colmask), 136},
+		{"ntArgs.acc", unsafe.Offsetof(nt.acc), 144},
+		{"ntArgs.tail", unsafe.Offsetof(nt.tail), 152},
+		{"ntArgs.astep", unsafe.Offsetof(nt.astep), 160},
+		{"ntArgs.cstep", unsafe.Offsetof(nt.cstep), 168},
+		{"ntArgs.nrb", unsafe.Offsetof(nt.nrb), 176},
+		{"ntArgs.coff", unsafe.Offsetof(nt.coff), 184},
+		{"ntArgs.scale", unsafe.Offsetof(nt.scale), 192},
+		{"mvArgs.b", unsafe.Offsetof(mv.b), 8},
+		{"mvArgs.c", unsafe.Offsetof(mv.c), 16},
+		{"mvArgs.ldb", unsafe.Offsetof(mv.ldb), 24},
+		{"mvArgs.kfull", unsafe.Offsetof(mv.kfull), 32},
+		{"mvArgs.kmask", unsafe.Offsetof(mv.kmask), 40},
+		{"mvArgs.ntiles", unsafe.Offsetof(mv.ntiles), 48},
+		{"mvArgs.colmask", unsafe.Offsetof(mv.colmask), 56},
+		{"mvArgs.acc", unsafe.Offsetof(mv.acc), 64},
+		{"mvArgs.scale", unsafe.Offsetof(mv.scale), 72},
+		{"bcArgs.c", unsafe.Offsetof(bc.c), 64},
+		{"bcArgs.b", unsafe.Offsetof(bc.b), 128},
+		{"bcArgs.astep", unsafe.Offsetof(bc.astep), 136},
+		{"bcArgs.ldb", unsafe.Offsetof(bc.ldb), 144},
+		{"bcArgs.k", unsafe.Offsetof(bc.k), 152},
+		{"bcArgs.rowmask", unsafe.Offsetof(bc.rowmask), 160},
+		{"bcArgs.masks", unsafe.Offsetof(bc.masks), 168},
+		{"bcArgs.acc", unsafe.Offsetof(bc.acc), 200},
+		{"bcArgs.cmask", unsafe.Offsetof(bc.cmask), 208},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s at offset %d, the assembly reads %d", tc.field, tc.got, tc.want)
+		}
+	}
+}
