@@ -1,0 +1,374 @@
+// Package runner runs the variants × seeds of an experiment configuration
+// into a tracking store: it pretrains (or finds cached) base policies,
+// runs the RL loop of every run on a pool of workers, commits each step —
+// metrics, every rollout group and a checkpoint of the run's state — in one
+// transaction, and resumes unfinished runs from their last committed step.
+//
+// A run's results do not depend on the number of workers or their
+// scheduling: every run is computed by one goroutine from its own seed,
+// and what it computes in parallel (kernels) is split so that no result
+// changes.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// Options configure Run.
+type Options struct {
+	// Workers is the number of runs computed at once; 0 means the number
+	// of CPUs.
+	Workers int
+	// Shard selects the runs i with i mod Count == Index (in the config's
+	// variant × seed order); the zero value runs all.
+	Shard Shard
+	// CacheDir holds the pretrained base policies.
+	CacheDir string
+	// Version is recorded with every run (the program's module version).
+	Version string
+	// Progress receives progress events; nil ignores them.
+	Progress Progress
+}
+
+// Shard is the slice i/n of a grid.
+type Shard struct{ Index, Count int }
+
+// Progress receives the runner's events. Its methods may be called from
+// several goroutines at once.
+type Progress interface {
+	// Pretrain reports a base policy's pretraining step.
+	Pretrain(taskName string, step pretrain.Step)
+	// Start reports a run starting (or resuming after step from).
+	Start(run config.Run, steps, from int)
+	// Step reports a committed step.
+	Step(run config.Run, step int, metrics map[string]float64)
+	// Done reports a run that ended, stopped (ctx) or failed.
+	Done(run config.Run, err error)
+}
+
+// Summary counts what Run did.
+type Summary struct {
+	Finished, Skipped, Failed, Stopped int
+}
+
+// checkpointBlob is the name of a run's state in its checkpoints.
+const checkpointBlob = "state"
+
+// Run runs the configuration's runs into the store. Cancelling ctx stops
+// every run after the step it is computing commits; stopped runs resume on
+// the next Run. It returns the first run failure, after every run ended.
+func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Options) (Summary, error) {
+	var sum Summary
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.NumCPU()
+	}
+	if opts.Shard.Count == 0 {
+		opts.Shard = Shard{0, 1}
+	}
+	if opts.Shard.Index < 0 || opts.Shard.Index >= opts.Shard.Count {
+		return sum, fmt.Errorf("shard %d/%d: want 0 ≤ i < n", opts.Shard.Index, opts.Shard.Count)
+	}
+	if opts.Progress == nil {
+		opts.Progress = nopProgress{}
+	}
+	names := make([]string, len(f.Variants))
+	for i, v := range f.Variants {
+		names[i] = v.Name
+	}
+	if err := store.PutExperiment(tracking.Experiment{Name: f.Name, Config: f.Text, Variants: names}); err != nil {
+		return sum, err
+	}
+	var runs []config.Run
+	for i, r := range f.Runs() {
+		if i%opts.Shard.Count == opts.Shard.Index {
+			runs = append(runs, r)
+		}
+	}
+
+	// Base policies first, one at a time: runs that share one wait for it
+	// once, and pretraining uses every core by itself.
+	bases := map[string]string{}
+	for _, r := range runs {
+		key := baseKey(r.Config)
+		if _, ok := bases[key]; ok {
+			continue
+		}
+		dir, err := basePolicy(ctx, r.Config, opts)
+		if err != nil {
+			return sum, err
+		}
+		bases[key] = dir
+	}
+
+	var mu sync.Mutex
+	var firstErr error
+	jobs := make(chan config.Run)
+	var wg sync.WaitGroup
+	for w := 0; w < min(opts.Workers, len(runs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], store, opts)
+				opts.Progress.Done(r, err)
+				mu.Lock()
+				switch {
+				case err != nil:
+					sum.Failed++
+					if firstErr == nil {
+						firstErr = fmt.Errorf("run %s (%s, seed %d): %w", r.ID, r.Variant, r.Seed, err)
+					}
+				case outcome == skipped:
+					sum.Skipped++
+				case outcome == stopped:
+					sum.Stopped++
+				default:
+					sum.Finished++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- r
+	}
+	close(jobs)
+	wg.Wait()
+	return sum, firstErr
+}
+
+type outcome int
+
+const (
+	finished outcome = iota
+	skipped
+	stopped
+)
+
+// baseKey identifies the base policy a run starts from.
+func baseKey(c config.Experiment) string {
+	if c.Checkpoint != "" {
+		return "checkpoint:" + c.Checkpoint
+	}
+	return fmt.Sprintf("%s %v %+v", c.Task.Name, c.Task.Params, c.Pretrain)
+}
+
+// basePolicy returns the checkpoint directory of a run's base policy,
+// pretraining it if the cache does not have it.
+func basePolicy(ctx context.Context, c config.Experiment, opts Options) (string, error) {
+	if c.Checkpoint != "" {
+		return c.Checkpoint, nil
+	}
+	t, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return "", err
+	}
+	dir, _, _, err := pretrain.Cached(ctx, opts.CacheDir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
+		opts.Progress.Pretrain(c.Task.Name, s)
+	})
+	if err != nil {
+		return "", fmt.Errorf("pretrain base policy for %s: %w", c.Task.Name, err)
+	}
+	return dir, nil
+}
+
+// runOne runs (or resumes, or skips) one run.
+func runOne(ctx context.Context, r config.Run, experiment, baseDir string, store *tracking.Store, opts Options) (outcome, error) {
+	c := r.Config
+	text, err := config.Marshal(c)
+	if err != nil {
+		return finished, err
+	}
+	rec, err := store.BeginRun(tracking.Run{
+		ID: r.ID, Experiment: experiment, Variant: r.Variant, Seed: int64(r.Seed),
+		Config: string(text), Version: opts.Version, TotalSteps: c.Train.Steps,
+	})
+	if err != nil {
+		return finished, err
+	}
+	if rec.Status == tracking.StatusFinished {
+		return skipped, nil
+	}
+	fail := func(err error) (outcome, error) {
+		if endErr := store.EndRun(r.ID, tracking.StatusFailed, err.Error()); endErr != nil {
+			err = errors.Join(err, endErr)
+		}
+		return finished, err
+	}
+
+	t, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return fail(err)
+	}
+	model, tok, err := policy.Load(baseDir)
+	if err != nil {
+		return fail(err)
+	}
+	var ref *policy.Model
+	if c.Train.KLCoef > 0 {
+		if ref, _, err = policy.Load(baseDir); err != nil {
+			return fail(err)
+		}
+	}
+	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
+	if err != nil {
+		return fail(err)
+	}
+	loop, err := rl.New(rl.Setup{
+		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
+		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, Int8: c.Rollout.Int8,
+		Train: c.Train, Seed: r.Seed,
+	})
+	if err != nil {
+		return fail(err)
+	}
+
+	elapsed := rec.Elapsed
+	if rec.LastStep >= 0 {
+		// Step 0 (the base policy's evaluation) has no checkpoint: the
+		// run then resumes from its start.
+		step, blobs, err := store.LatestCheckpoint(r.ID)
+		if errors.Is(err, tracking.ErrNotFound) {
+			step, err = 0, nil
+		}
+		if err != nil {
+			return fail(fmt.Errorf("resume: %w", err))
+		}
+		if step < rec.LastStep {
+			if err := store.RewindRun(r.ID, step); err != nil {
+				return fail(fmt.Errorf("resume: %w", err))
+			}
+		}
+		var state []byte
+		for _, b := range blobs {
+			if b.Name == checkpointBlob {
+				state = b.Data
+			}
+		}
+		if step > 0 {
+			if state == nil {
+				return fail(fmt.Errorf("resume: checkpoint of step %d has no %q blob", step, checkpointBlob))
+			}
+			if err := loop.Restore(state); err != nil {
+				return fail(fmt.Errorf("resume: %w", err))
+			}
+		}
+		if m, err := store.LastMetrics(r.ID); err == nil {
+			elapsed = m.Elapsed
+		}
+	}
+	opts.Progress.Start(r, c.Train.Steps, loop.StepNum())
+
+	evaluate := func(m map[string]float64) error {
+		ev, err := rl.Evaluate(model, tok, t, c.Eval, c.Rollout.Sampling(), r.Seed)
+		if err != nil {
+			return err
+		}
+		for k, v := range ev.Metrics() {
+			m[k] = v
+		}
+		return nil
+	}
+
+	// Step 0 is the base policy, evaluated, so curves start where RL does.
+	if rec.LastStep < 0 {
+		start := time.Now()
+		m := map[string]float64{}
+		if err := evaluate(m); err != nil {
+			return fail(err)
+		}
+		m["timing_s/eval"] = time.Since(start).Seconds()
+		elapsed += time.Since(start)
+		if err := store.CommitStep(r.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: elapsed}); err != nil {
+			return fail(err)
+		}
+		opts.Progress.Step(r, 0, m)
+	}
+
+	for !loop.Done() {
+		if ctx.Err() != nil {
+			return stopped, nil
+		}
+		start := time.Now()
+		res, err := loop.Step(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return stopped, nil
+			}
+			return fail(err)
+		}
+		if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || loop.Done() {
+			evStart := time.Now()
+			if err := evaluate(res.Metrics); err != nil {
+				return fail(err)
+			}
+			res.Metrics["timing_s/eval"] = time.Since(evStart).Seconds()
+		}
+		state, err := loop.Snapshot()
+		if err != nil {
+			return fail(err)
+		}
+		groups := make([]tracking.Group, len(res.Groups))
+		for i, sg := range res.Groups {
+			groups[i] = GroupRecord(sg, tok)
+		}
+		elapsed += time.Since(start)
+		err = store.CommitStep(r.ID, tracking.StepRecord{
+			Step: res.Step, Tokens: loop.TokensCum(), Elapsed: elapsed, Metrics: res.Metrics,
+			Groups: groups, Checkpoint: []tracking.Blob{{Name: checkpointBlob, Data: state}},
+		})
+		if err != nil {
+			return fail(err)
+		}
+		opts.Progress.Step(r, res.Step, res.Metrics)
+	}
+	if err := store.EndRun(r.ID, tracking.StatusFinished, ""); err != nil {
+		return finished, err
+	}
+	return finished, nil
+}
+
+// GroupRecord converts a scored rollout group for the store.
+func GroupRecord(sg rl.ScoredGroup, tok *policy.Tokenizer) tracking.Group {
+	g := sg.Group
+	out := tracking.Group{
+		Prompt: sg.Prompt.Text, Strategy: g.Strategy, Filtered: sg.Filtered,
+		Budget: tracking.Budget{Limit: g.Usage.Limit, GeneratedTokens: g.Usage.GeneratedTokens, PrefillTokens: g.Usage.PrefillTokens, FLOPs: g.Usage.FLOPs},
+	}
+	for _, n := range g.Nodes() {
+		parent := -1
+		if n.Parent != nil {
+			parent = n.Parent.ID
+		}
+		out.Nodes = append(out.Nodes, tracking.Node{ID: n.ID, Parent: parent, ForkAt: n.ForkAt, Iteration: n.Iteration, Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies})
+		adv := make([]float32, len(n.Advantages))
+		for i, a := range n.Advantages {
+			adv[i] = float32(a)
+		}
+		out.Leaves = append(out.Leaves, tracking.Leaf{Node: n.ID, Text: rl.ResponseText(tok, n.Response()), Reward: n.Reward, Reason: n.Reason, Advantages: adv})
+	}
+	return out
+}
+
+type nopProgress struct{}
+
+func (nopProgress) Pretrain(string, pretrain.Step)           {}
+func (nopProgress) Start(config.Run, int, int)               {}
+func (nopProgress) Step(config.Run, int, map[string]float64) {}
+func (nopProgress) Done(config.Run, error)                   {}
