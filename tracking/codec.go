@@ -1,0 +1,372 @@
+package tracking
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// The binary encodings of step records: varints for integers, raw
+// little-endian IEEE floats for float arrays. Each value starts with a
+// format byte so later versions can change it.
+const (
+	groupFormat   = 1
+	metricsFormat = 1
+)
+
+var errTruncated = errors.New("truncated record")
+
+// stepKey is the big-endian step number: keys sort by step.
+func stepKey(step int) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 12), uint64(step))
+}
+
+// groupKey is the step followed by the big-endian group index.
+func groupKey(step, index int) []byte {
+	return binary.BigEndian.AppendUint32(stepKey(step), uint32(index))
+}
+
+// parseGroupKey splits a groups-bucket key.
+func parseGroupKey(k []byte) (step, index int, err error) {
+	if len(k) != 12 {
+		return 0, 0, fmt.Errorf("group key of %d bytes, want 12", len(k))
+	}
+	return int(binary.BigEndian.Uint64(k)), int(binary.BigEndian.Uint32(k[8:])), nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendFloats(b []byte, fs []float32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(fs)))
+	for _, f := range fs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+// encodeMetrics encodes a step's metric record, names sorted.
+func encodeMetrics(rec *StepRecord) []byte {
+	names := make([]string, 0, len(rec.Metrics))
+	size := 32
+	for k := range rec.Metrics {
+		names = append(names, k)
+		size += len(k) + 10
+	}
+	slices.Sort(names)
+	b := make([]byte, 0, size)
+	b = append(b, metricsFormat)
+	b = binary.AppendVarint(b, rec.Tokens)
+	b = binary.AppendVarint(b, int64(rec.Elapsed))
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, k := range names {
+		b = appendString(b, k)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(rec.Metrics[k]))
+	}
+	return b
+}
+
+// encodeGroup appends the encoding of g to b.
+func encodeGroup(b []byte, g *Group) []byte {
+	b = append(b, groupFormat)
+	b = appendString(b, g.Prompt)
+	b = appendString(b, g.Strategy)
+	b = binary.AppendVarint(b, g.Budget.Limit)
+	b = binary.AppendVarint(b, g.Budget.GeneratedTokens)
+	b = binary.AppendVarint(b, g.Budget.PrefillTokens)
+	b = binary.AppendVarint(b, g.Budget.FLOPs)
+	if g.Filtered {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		b = binary.AppendVarint(b, int64(n.ID))
+		b = binary.AppendVarint(b, int64(n.Parent))
+		b = binary.AppendVarint(b, int64(n.ForkAt))
+		b = binary.AppendVarint(b, int64(n.Iteration))
+		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
+		for _, t := range n.Tokens {
+			b = binary.AppendVarint(b, int64(t))
+		}
+		b = appendFloats(b, n.LogProbs)
+		b = appendFloats(b, n.Entropies)
+	}
+	b = binary.AppendUvarint(b, uint64(len(g.Leaves)))
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		b = binary.AppendVarint(b, int64(l.Node))
+		b = appendString(b, l.Text)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.Reward))
+		b = appendString(b, l.Reason)
+		b = appendFloats(b, l.Advantages)
+	}
+	return b
+}
+
+// groupSizeBound is an upper bound of the encoded size of g.
+func groupSizeBound(g *Group) int {
+	n := 1 + 2*10 + len(g.Prompt) + len(g.Strategy) + 4*10 + 1 + 2*10
+	for i := range g.Nodes {
+		nd := &g.Nodes[i]
+		n += 7*10 + 10*len(nd.Tokens) + 4*(len(nd.LogProbs)+len(nd.Entropies))
+	}
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		n += 4*10 + 8 + len(l.Text) + len(l.Reason) + 4*len(l.Advantages)
+	}
+	return n
+}
+
+// decoder reads a binary record; the first error sticks and later reads
+// return zero values, so decoding corrupt data never panics.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: reading %s", errTruncated, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte1(what string) byte {
+	if len(d.b) < 1 {
+		d.fail(what)
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) varint(what string) int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length and checks that at least minSize·length bytes remain.
+func (d *decoder) count(what string, minSize int) int {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > uint64(len(d.b)-n)/uint64(max(minSize, 1)) {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return int(v)
+}
+
+func (d *decoder) bytes(what string) []byte {
+	n := d.count(what, 1)
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) string(what string) string { return string(d.bytes(what)) }
+
+func (d *decoder) float64(what string) float64 {
+	if len(d.b) < 8 {
+		d.fail(what)
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *decoder) floats(what string, dst []float32) []float32 {
+	n := d.count(what, 4)
+	if d.err != nil {
+		return dst[:0]
+	}
+	dst = slices.Grow(dst[:0], n)[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[4*i:]))
+	}
+	d.b = d.b[4*n:]
+	return dst
+}
+
+// decodeGroup decodes a group into g, reusing g's slices where it can.
+func decodeGroup(data []byte, g *Group) error {
+	d := decoder{b: data}
+	if f := d.byte1("format"); d.err == nil && f != groupFormat {
+		return fmt.Errorf("group record format %d, this version reads %d", f, groupFormat)
+	}
+	g.Prompt = d.string("prompt")
+	g.Strategy = d.string("strategy")
+	g.Budget.Limit = d.varint("budget limit")
+	g.Budget.GeneratedTokens = d.varint("generated tokens")
+	g.Budget.PrefillTokens = d.varint("prefill tokens")
+	g.Budget.FLOPs = d.varint("flops")
+	g.Filtered = d.byte1("filtered") != 0
+	nn := d.count("node count", 7)
+	g.Nodes = slices.Grow(g.Nodes[:0], nn)[:nn]
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		n.ID = int(d.varint("node id"))
+		n.Parent = int(d.varint("node parent"))
+		n.ForkAt = int(d.varint("node fork_at"))
+		n.Iteration = int(d.varint("node iteration"))
+		nt := d.count("token count", 1)
+		n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]
+		for j := range n.Tokens {
+			n.Tokens[j] = int(d.varint("token"))
+		}
+		n.LogProbs = d.floats("logprobs", n.LogProbs)
+		n.Entropies = d.floats("entropies", n.Entropies)
+	}
+	nl := d.count("leaf count", 12)
+	g.Leaves = slices.Grow(g.Leaves[:0], nl)[:nl]
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		l.Node = int(d.varint("leaf node"))
+		l.Text = d.string("leaf text")
+		l.Reward = d.float64("leaf reward")
+		l.Reason = d.string("leaf reason")
+		l.Advantages = d.floats("advantages", l.Advantages)
+	}
+	if d.err != nil {
+		return fmt.Errorf("decoding group: %w", d.err)
+	}
+	return nil
+}
+
+// metricsHeader decodes the fixed part of a metric record and returns a
+// decoder positioned at the name/value pairs and their count.
+func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d decoder, n int, err error) {
+	d = decoder{b: data}
+	if f := d.byte1("format"); d.err == nil && f != metricsFormat {
+		return 0, 0, d, 0, fmt.Errorf("metric record format %d, this version reads %d", f, metricsFormat)
+	}
+	tokens = d.varint("tokens")
+	elapsed = time.Duration(d.varint("elapsed"))
+	n = d.count("metric count", 9)
+	if d.err != nil {
+		return 0, 0, d, 0, fmt.Errorf("decoding metrics: %w", d.err)
+	}
+	return tokens, elapsed, d, n, nil
+}
+
+// decodeMetrics decodes a full metric record.
+func decodeMetrics(step int, data []byte) (StepMetrics, error) {
+	tokens, elapsed, d, n, err := metricsHeader(data)
+	if err != nil {
+		return StepMetrics{}, err
+	}
+	m := StepMetrics{Step: step, Tokens: tokens, Elapsed: elapsed, Values: make(map[string]float64, n)}
+	for range n {
+		k := d.string("metric name")
+		m.Values[k] = d.float64("metric value")
+	}
+	if d.err != nil {
+		return StepMetrics{}, fmt.Errorf("decoding metrics of step %d: %w", step, d.err)
+	}
+	return m, nil
+}
+
+// lookupMetrics finds the wanted metrics in a record without building a
+// map: found[i] reports whether names[i] is present, vals[i] its value.
+func lookupMetrics(data []byte, names []string, vals []float64, found []bool) (tokens int64, elapsed time.Duration, err error) {
+	tokens, elapsed, d, n, err := metricsHeader(data)
+	if err != nil {
+		return 0, 0, err
+	}
+	clear(found)
+	for range n {
+		k := d.bytes("metric name")
+		v := d.float64("metric value")
+		for i, name := range names {
+			if string(k) == name {
+				vals[i], found[i] = v, true
+			}
+		}
+	}
+	if d.err != nil {
+		return 0, 0, fmt.Errorf("decoding metrics: %w", d.err)
+	}
+	return tokens, elapsed, nil
+}
+
+// Groups are stored in chunks: consecutive groups of a step packed into
+// one value of about chunkTarget bytes, keyed by the step and the index of
+// the chunk's first group. Big values fill bbolt's overflow pages with
+// little waste (a group of ~9 KB alone would waste a quarter of its pages)
+// and make a step's commit a few large puts.
+const (
+	chunkFormat = 1
+	chunkTarget = 1 << 20
+)
+
+// groupChunk is one encoded chunk and the index of its first group.
+type groupChunk struct {
+	first int
+	data  []byte
+}
+
+// encodeChunks packs the groups into chunks: format byte, then per group a
+// little-endian uint32 length and the group's encoding.
+func encodeChunks(groups []Group) []groupChunk {
+	size := 0
+	for i := range groups {
+		size += groupSizeBound(&groups[i]) + 4
+	}
+	arena := make([]byte, 0, size+(size/chunkTarget+1))
+	var chunks []groupChunk
+	start, first := -1, 0
+	for i := range groups {
+		if start < 0 {
+			start, first = len(arena), i
+			arena = append(arena, chunkFormat)
+		}
+		lenAt := len(arena)
+		arena = append(arena, 0, 0, 0, 0)
+		arena = encodeGroup(arena, &groups[i])
+		binary.LittleEndian.PutUint32(arena[lenAt:], uint32(len(arena)-lenAt-4))
+		if len(arena)-start >= chunkTarget || i == len(groups)-1 {
+			chunks = append(chunks, groupChunk{first: first, data: arena[start:len(arena):len(arena)]})
+			start = -1
+		}
+	}
+	return chunks
+}
+
+// eachInChunk calls fn with the index and encoding of every group of a chunk.
+func eachInChunk(first int, data []byte, fn func(index int, enc []byte) error) error {
+	if len(data) == 0 {
+		return fmt.Errorf("group chunk: %w", errTruncated)
+	}
+	if data[0] != chunkFormat {
+		return fmt.Errorf("group chunk of format %d, this version reads %d", data[0], chunkFormat)
+	}
+	data = data[1:]
+	for i := first; len(data) > 0; i++ {
+		if len(data) < 4 {
+			return fmt.Errorf("group chunk: %w", errTruncated)
+		}
+		n := int(binary.LittleEndian.Uint32(data))
+		if n > len(data)-4 {
+			return fmt.Errorf("group chunk: group %d of %d bytes: %w", i, n, errTruncated)
+		}
+		if err := fn(i, data[4:4+n]); err != nil {
+			return err
+		}
+		data = data[4+n:]
+	}
+	return nil
+}

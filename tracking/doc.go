@@ -1,0 +1,32 @@
+// Package tracking is rollout's experiment store: experiments, runs, metric
+// series per step, every rollout group (trees, filtered groups, tokens,
+// log-probs, entropies, rewards, advantages) and checkpoints, in one bbolt
+// file; with queries, export (JSON lines, CSV), merge and compaction, and
+// comparison reports (tables with t-intervals and t-tests, plots).
+//
+// # Writing
+//
+// One process writes a store at a time. Open takes the file lock with a
+// timeout (DefaultTimeout) and, when another process holds it, returns a
+// LockedError naming that process (from the PATH.lock-info file the writer
+// leaves beside the store). A training run is written with PutExperiment,
+// BeginRun (which also resumes an unfinished run), one CommitStep per step
+// — a single transaction holding the step's metrics, groups, optional
+// checkpoint and the run's new LastStep — and EndRun.
+//
+// # Reading
+//
+// Reading commands open with Options{ReadOnly: true}. While a run is
+// writing, a read-only open reads a consistent snapshot copy of the file
+// (Store.Snapshot tells), so ls, report, plot and export work during a run:
+// the reader leaves PATH.snapshot-request while it copies, and the writer
+// holds its next commit until the copy is done (at most 10 s).
+//
+// # Layout
+//
+// Buckets: meta (schema version), experiments (JSON by name), runs (JSON by
+// id), data/<run id>/{m,g,c}: metrics by big-endian step; groups in chunks
+// of about 1 MB keyed by step and first group index; checkpoint blobs by
+// step and name. Metric and group records use a compact binary encoding
+// (varints and raw little-endian float32 arrays).
+package tracking

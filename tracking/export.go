@@ -1,0 +1,642 @@
+package tracking
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"runtime"
+	"sync"
+
+	"encoding/csv"
+	"fmt"
+	bolt "go.etcd.io/bbolt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Format is an export format.
+type Format string
+
+// Export formats.
+const (
+	// JSONL writes one JSON object per line.
+	JSONL Format = "jsonl"
+	// CSV writes a header row, then one row per record; arrays are
+	// space-separated numbers in one cell.
+	CSV Format = "csv"
+)
+
+// ParseFormat checks an export format name.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case JSONL, CSV:
+		return f, nil
+	}
+	return "", fmt.Errorf("export format %q: want %q or %q", s, JSONL, CSV)
+}
+
+// What selects the records to export.
+type What string
+
+// Exportable record kinds.
+const (
+	// Metrics is one record per run and step: cumulative tokens, wall
+	// time and every metric.
+	Metrics What = "metrics"
+	// Trajectories is one record per leaf (response): the root-to-leaf
+	// tokens, log-probs, entropies and advantages, with reward and reason.
+	Trajectories What = "trajectories"
+	// Groups is one record per rollout group, in the JSON form of
+	// `rollout sample --json` plus run, step and group index (JSON lines only).
+	Groups What = "groups"
+)
+
+// ParseWhat checks an export record kind.
+func ParseWhat(s string) (What, error) {
+	switch w := What(s); w {
+	case Metrics, Trajectories, Groups:
+		return w, nil
+	}
+	return "", fmt.Errorf("export %q: want %q, %q or %q", s, Metrics, Trajectories, Groups)
+}
+
+// Export streams the chosen records of the given runs to w.
+func (s *Store) Export(w io.Writer, runIDs []string, what What, format Format) error {
+	if _, err := ParseFormat(string(format)); err != nil {
+		return err
+	}
+	runs := make([]Run, len(runIDs))
+	for i, id := range runIDs {
+		r, err := s.Run(id)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		runs[i] = r
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var err error
+	switch what {
+	case Metrics:
+		err = s.exportMetrics(bw, runs, format)
+	case Trajectories:
+		err = s.exportTrajectories(bw, runs, format)
+	case Groups:
+		if format != JSONL {
+			return fmt.Errorf("export groups: only as %s (a group is a tree, not a row)", JSONL)
+		}
+		err = s.exportGroups(bw, runs)
+	default:
+		_, err = ParseWhat(string(what))
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", what, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("export %s: %w", what, err)
+	}
+	return nil
+}
+
+func appendRunFields(b []byte, r *Run) []byte {
+	b = append(b, `{"run":`...)
+	b = appendJSONString(b, r.ID)
+	b = append(b, `,"experiment":`...)
+	b = appendJSONString(b, r.Experiment)
+	b = append(b, `,"variant":`...)
+	b = appendJSONString(b, r.Variant)
+	b = append(b, `,"seed":`...)
+	return strconv.AppendInt(b, r.Seed, 10)
+}
+
+func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format Format) error {
+	if format == CSV {
+		return s.exportMetricsCSV(w, runs)
+	}
+	var b []byte
+	for i := range runs {
+		r := &runs[i]
+		ms, err := s.Metrics(r.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			b = appendRunFields(b[:0], r)
+			b = append(b, `,"step":`...)
+			b = strconv.AppendInt(b, int64(m.Step), 10)
+			b = append(b, `,"tokens":`...)
+			b = strconv.AppendInt(b, m.Tokens, 10)
+			b = append(b, `,"time_s":`...)
+			b = appendJSONFloat(b, m.Elapsed.Seconds(), 64)
+			b = append(b, `,"metrics":{`...)
+			names := make([]string, 0, len(m.Values))
+			for k := range m.Values {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			for j, k := range names {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, k)
+				b = append(b, ':')
+				b = appendJSONFloat(b, m.Values[k], 64)
+			}
+			b = append(b, "}}\n"...)
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) exportMetricsCSV(w *bufio.Writer, runs []Run) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, r := range runs {
+		ns, err := s.MetricNames(r.ID)
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	cw := csv.NewWriter(w)
+	header := append([]string{"run", "experiment", "variant", "seed", "step", "tokens", "time_s"}, names...)
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	row := make([]string, len(header))
+	for _, r := range runs {
+		ms, err := s.Metrics(r.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			row[0], row[1], row[2] = r.ID, r.Experiment, r.Variant
+			row[3] = strconv.FormatInt(r.Seed, 10)
+			row[4] = strconv.Itoa(m.Step)
+			row[5] = strconv.FormatInt(m.Tokens, 10)
+			row[6] = strconv.FormatFloat(m.Elapsed.Seconds(), 'g', -1, 64)
+			for j, n := range names {
+				row[7+j] = ""
+				if v, ok := m.Values[n]; ok {
+					row[7+j] = strconv.FormatFloat(v, 'g', -1, 64)
+				}
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// trajectoryFormatter writes one record per leaf, as JSON lines or CSV.
+type trajectoryFormatter struct {
+	csv   bool
+	buf   *bytes.Buffer
+	cw    *csv.Writer
+	b     []byte
+	row   []string
+	cells [4][]byte // the array cells of a CSV row
+	// scratch of one root-to-leaf path
+	tokens              []int
+	logprobs, entropies []float32
+}
+
+// trajectoryColumns are the CSV columns of exported trajectories.
+func trajectoryColumns() []string {
+	return []string{"run", "experiment", "variant", "seed", "step", "group", "leaf", "filtered", "strategy", "prompt", "text", "reward", "reason", "tokens", "logprobs", "entropies", "advantages"}
+}
+
+func (f *trajectoryFormatter) begin(buf *bytes.Buffer) {
+	f.buf = buf
+	if f.csv {
+		f.cw = csv.NewWriter(buf)
+		if f.row == nil {
+			f.row = trajectoryColumns() // overwritten cell by cell
+		}
+	}
+}
+
+func (f *trajectoryFormatter) end() error {
+	if f.cw != nil {
+		f.cw.Flush()
+		return f.cw.Error()
+	}
+	return nil
+}
+
+func (f *trajectoryFormatter) group(r *Run, step, index int, g *Group) error {
+	for li, l := range g.Leaves {
+		var err error
+		f.tokens, f.logprobs, f.entropies, err = g.Path(l, f.tokens[:0], f.logprobs[:0], f.entropies[:0])
+		if err != nil {
+			return fmt.Errorf("run %s step %d group %d leaf %d: %w", r.ID, step, index, li, err)
+		}
+		if f.csv {
+			row, c := f.row, &f.cells
+			row[0], row[1], row[2], row[3] = r.ID, r.Experiment, r.Variant, strconv.FormatInt(r.Seed, 10)
+			row[4], row[5], row[6] = strconv.Itoa(step), strconv.Itoa(index), strconv.Itoa(li)
+			row[7], row[8], row[9], row[10] = strconv.FormatBool(g.Filtered), g.Strategy, g.Prompt, l.Text
+			row[11], row[12] = strconv.FormatFloat(l.Reward, 'g', -1, 64), l.Reason
+			c[0] = appendInts(c[0][:0], f.tokens, ' ')
+			c[1] = appendFloats32(c[1][:0], f.logprobs, ' ', false)
+			c[2] = appendFloats32(c[2][:0], f.entropies, ' ', false)
+			c[3] = appendFloats32(c[3][:0], l.Advantages, ' ', false)
+			for k := range c {
+				// Views, not copies: csv.Writer.Write copies them out before
+				// the buffers are reused.
+				row[13+k] = unsafe.String(unsafe.SliceData(c[k]), len(c[k]))
+			}
+			if err := f.cw.Write(row); err != nil {
+				return err
+			}
+			continue
+		}
+		b := appendRunFields(f.b[:0], r)
+		b = append(b, `,"step":`...)
+		b = strconv.AppendInt(b, int64(step), 10)
+		b = append(b, `,"group":`...)
+		b = strconv.AppendInt(b, int64(index), 10)
+		b = append(b, `,"leaf":`...)
+		b = strconv.AppendInt(b, int64(li), 10)
+		b = append(b, `,"filtered":`...)
+		b = strconv.AppendBool(b, g.Filtered)
+		b = append(b, `,"strategy":`...)
+		b = appendJSONString(b, g.Strategy)
+		b = append(b, `,"prompt":`...)
+		b = appendJSONString(b, g.Prompt)
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, l.Text)
+		b = append(b, `,"reward":`...)
+		b = appendJSONFloat(b, l.Reward, 64)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, l.Reason)
+		b = append(b, `,"tokens":[`...)
+		b = appendInts(b, f.tokens, ',')
+		b = append(b, `],"logprobs":[`...)
+		b = appendFloats32(b, f.logprobs, ',', true)
+		b = append(b, `],"entropies":[`...)
+		b = appendFloats32(b, f.entropies, ',', true)
+		b = append(b, `],"advantages":[`...)
+		b = appendFloats32(b, l.Advantages, ',', true)
+		b = append(b, "]}\n"...)
+		f.buf.Write(b)
+		f.b = b
+	}
+	return nil
+}
+
+func (s *Store) exportTrajectories(w io.Writer, runs []Run, format Format) error {
+	if format == CSV {
+		cw := csv.NewWriter(w)
+		if err := cw.Write(trajectoryColumns()); err != nil {
+			return err
+		}
+		if cw.Flush(); cw.Error() != nil {
+			return cw.Error()
+		}
+	}
+	return s.formatGroups(w, runs, func() groupFormatter { return &trajectoryFormatter{csv: format == CSV} })
+}
+
+// groupLineFormatter writes one JSON line per group.
+type groupLineFormatter struct {
+	buf *bytes.Buffer
+	b   []byte
+}
+
+func (f *groupLineFormatter) begin(buf *bytes.Buffer) { f.buf = buf }
+func (f *groupLineFormatter) end() error              { return nil }
+func (f *groupLineFormatter) group(r *Run, step, index int, g *Group) error {
+	b := appendRunFields(f.b[:0], r)
+	b = append(b, `,"step":`...)
+	b = strconv.AppendInt(b, int64(step), 10)
+	b = append(b, `,"group":`...)
+	b = strconv.AppendInt(b, int64(index), 10)
+	b = append(b, ',')
+	start := len(b)
+	b = AppendGroupJSON(b, g)
+	b = append(b[:start], b[start+1:]...) // the group's fields join the run's object
+	b = append(b, '\n')
+	f.buf.Write(b)
+	f.b = b
+	return nil
+}
+
+func (s *Store) exportGroups(w io.Writer, runs []Run) error {
+	return s.formatGroups(w, runs, func() groupFormatter { return &groupLineFormatter{} })
+}
+
+// groupFormatter turns groups into bytes; each export worker has its own.
+type groupFormatter interface {
+	begin(buf *bytes.Buffer)
+	group(r *Run, step, index int, g *Group) error
+	end() error
+}
+
+// exportBatch is a run of consecutive groups formatted by one worker.
+type exportBatch struct {
+	run   *Run
+	arena []byte
+	keys  [][]byte
+	raws  [][]byte
+	out   bytes.Buffer
+	err   error
+	done  chan struct{}
+	bytes int
+}
+
+// formatGroups streams every group of the runs through formatters running
+// on GOMAXPROCS workers and writes their output to w in store order.
+func (s *Store) formatGroups(w io.Writer, runs []Run, newFormatter func() groupFormatter) error {
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan *exportBatch, 2*workers)
+	order := make(chan *exportBatch, 4*workers)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f := newFormatter()
+			var g Group
+			for job := range jobs {
+				job.out.Grow(3 * job.bytes)
+				f.begin(&job.out)
+				for i, raw := range job.raws {
+					step, first, err := parseGroupKey(job.keys[i])
+					if err == nil {
+						err = eachInChunk(first, raw, func(index int, enc []byte) error {
+							if err := decodeGroup(enc, &g); err != nil {
+								return fmt.Errorf("step %d group %d: %w", step, index, err)
+							}
+							return f.group(job.run, step, index, &g)
+						})
+					}
+					if err != nil {
+						job.err = fmt.Errorf("run %s: %w", job.run.ID, err)
+						break
+					}
+				}
+				if err := f.end(); job.err == nil && err != nil {
+					job.err = err
+				}
+				close(job.done)
+			}
+		}()
+	}
+	// The writer drains batches in order.
+	writeErr := make(chan error, 1)
+	go func() {
+		var err error
+		for job := range order {
+			<-job.done
+			if err == nil {
+				err = job.err
+				if err == nil {
+					_, err = w.Write(job.out.Bytes())
+				}
+				if err != nil {
+					close(quit)
+				}
+			}
+		}
+		writeErr <- err
+	}()
+
+	const maxChunks, maxBytes = 64, 1 << 20
+	send := func(job *exportBatch) bool {
+		select {
+		case order <- job:
+		case <-quit:
+			return false
+		}
+		select {
+		case jobs <- job:
+			return true
+		case <-quit:
+			close(job.done)
+			return false
+		}
+	}
+	var readErr error
+	for i := range runs {
+		r := &runs[i]
+		job := &exportBatch{run: r, done: make(chan struct{})}
+		readErr = s.view(func(tx *bolt.Tx) error {
+			b, err := runData(tx, r.ID, bucketGroups)
+			if err != nil {
+				return err
+			}
+			return b.ForEach(func(k, v []byte) error {
+				// Copy out of the transaction into the batch's arena.
+				if job.arena == nil {
+					job.arena = make([]byte, 0, maxBytes+len(v)+12*maxChunks)
+				}
+				start := len(job.arena)
+				job.arena = append(job.arena, k...)
+				job.arena = append(job.arena, v...)
+				job.keys = append(job.keys, job.arena[start:start+len(k)])
+				job.raws = append(job.raws, job.arena[start+len(k):len(job.arena)])
+				job.bytes += len(v)
+				if len(job.raws) >= maxChunks || job.bytes >= maxBytes {
+					if !send(job) {
+						return errStopped
+					}
+					job = &exportBatch{run: r, done: make(chan struct{})}
+				}
+				return nil
+			})
+		})
+		if readErr == nil && len(job.raws) > 0 && !send(job) {
+			readErr = errStopped
+		}
+		if readErr != nil {
+			break
+		}
+	}
+	close(jobs)
+	close(order)
+	wg.Wait()
+	err := <-writeErr
+	if err == nil && !errors.Is(readErr, errStopped) {
+		err = readErr
+	}
+	return err
+}
+
+var errStopped = errors.New("export stopped")
+
+// AppendGroupJSON appends the JSON object of g in the form `rollout sample
+// --json` prints (a root's parent is null; non-finite floats are null).
+func AppendGroupJSON(b []byte, g *Group) []byte {
+	b = append(b, `{"prompt":`...)
+	b = appendJSONString(b, g.Prompt)
+	b = append(b, `,"strategy":`...)
+	b = appendJSONString(b, g.Strategy)
+	b = append(b, `,"budget":{"limit":`...)
+	b = strconv.AppendInt(b, g.Budget.Limit, 10)
+	b = append(b, `,"generated_tokens":`...)
+	b = strconv.AppendInt(b, g.Budget.GeneratedTokens, 10)
+	b = append(b, `,"prefill_tokens":`...)
+	b = strconv.AppendInt(b, g.Budget.PrefillTokens, 10)
+	b = append(b, `,"flops":`...)
+	b = strconv.AppendInt(b, g.Budget.FLOPs, 10)
+	b = append(b, `},"filtered":`...)
+	b = strconv.AppendBool(b, g.Filtered)
+	b = append(b, `,"nodes":[`...)
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, int64(n.ID), 10)
+		b = append(b, `,"parent":`...)
+		if n.Parent < 0 {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendInt(b, int64(n.Parent), 10)
+		}
+		b = append(b, `,"fork_at":`...)
+		b = strconv.AppendInt(b, int64(n.ForkAt), 10)
+		b = append(b, `,"iteration":`...)
+		b = strconv.AppendInt(b, int64(n.Iteration), 10)
+		b = append(b, `,"tokens":[`...)
+		b = appendInts(b, n.Tokens, ',')
+		b = append(b, `],"logprobs":[`...)
+		b = appendFloats32(b, n.LogProbs, ',', true)
+		b = append(b, `],"entropies":[`...)
+		b = appendFloats32(b, n.Entropies, ',', true)
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"leaves":[`...)
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"node":`...)
+		b = strconv.AppendInt(b, int64(l.Node), 10)
+		b = append(b, `,"text":`...)
+		b = appendJSONString(b, l.Text)
+		b = append(b, `,"reward":`...)
+		b = appendJSONFloat(b, l.Reward, 64)
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, l.Reason)
+		b = append(b, `,"advantages":[`...)
+		b = appendFloats32(b, l.Advantages, ',', true)
+		b = append(b, "]}"...)
+	}
+	return append(b, "]}"...)
+}
+
+func appendInts(b []byte, xs []int, sep byte) []byte {
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, sep)
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return b
+}
+
+// appendFloats32 appends the shortest decimal forms that read back to the
+// same float32; non-finite values are null in JSON and NaN/±Inf in CSV. A
+// value equal to the one before it (advantages are constant per segment)
+// copies that one's digits instead of formatting again.
+func appendFloats32(b []byte, xs []float32, sep byte, json bool) []byte {
+	prevBits, ps, pe := uint32(0), 0, -1
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, sep)
+		}
+		if bits := math.Float32bits(x); pe >= 0 && bits == prevBits {
+			b = append(b, b[ps:pe]...)
+			continue
+		} else {
+			prevBits = bits
+		}
+		ps = len(b)
+		if json {
+			b = appendJSONFloat(b, float64(x), 32)
+		} else {
+			b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
+		}
+		pe = len(b)
+	}
+	return b
+}
+
+func appendJSONFloat(b []byte, x float64, bits int) []byte {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return append(b, "null"...)
+	}
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		return strconv.AppendInt(b, int64(x), 10)
+	}
+	return strconv.AppendFloat(b, x, 'g', -1, bits)
+}
+
+// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

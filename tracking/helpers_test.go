@@ -1,0 +1,102 @@
+package tracking
+
+import (
+	"fmt"
+	bolt "go.etcd.io/bbolt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// flatGroup makes a flat group of leaves responses of n tokens each, with
+// values derived from seed so that groups differ.
+func flatGroup(seed, leaves, n int) Group {
+	g := Group{
+		Prompt:   fmt.Sprintf("prompt %d: 12+34=", seed),
+		Strategy: "flat",
+		Budget:   Budget{Limit: 0, GeneratedTokens: int64(leaves * n), PrefillTokens: 8, FLOPs: int64(leaves*n) * 1_740_000},
+		Filtered: seed%5 == 0,
+		Nodes:    make([]Node, leaves),
+		Leaves:   make([]Leaf, leaves),
+	}
+	for i := range leaves {
+		nd := Node{ID: i, Parent: -1, Tokens: make([]int, n), LogProbs: make([]float32, n), Entropies: make([]float32, n)}
+		for j := range n {
+			nd.Tokens[j] = (seed*7 + i*3 + j) % 64
+			nd.LogProbs[j] = -float32((seed+i+j)%13) / 7
+			nd.Entropies[j] = float32((seed*i+j)%11) / 5
+		}
+		g.Nodes[i] = nd
+		adv := make([]float32, n)
+		for j := range adv {
+			adv[j] = float32(i%3) - 1
+		}
+		g.Leaves[i] = Leaf{Node: i, Text: fmt.Sprintf("%d", 46+i%2), Reward: float64(i % 2), Reason: "exact", Advantages: adv}
+	}
+	return g
+}
+
+// treeGroup is a hand-made tree: root r (4 tokens), child a forks at 2,
+// child b of a forks at 1; leaves at r, a and b.
+func treeGroup() Group {
+	return Group{
+		Prompt: "3 4 7 → 21", Strategy: "entropy_tree",
+		Budget: Budget{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, FLOPs: 123},
+		Nodes: []Node{
+			{ID: 0, Parent: -1, ForkAt: 0, Iteration: 0, Tokens: []int{1, 2, 3, 4}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .2, .3, .4}},
+			{ID: 1, Parent: 0, ForkAt: 2, Iteration: 1, Tokens: []int{5, 6, 7}, LogProbs: []float32{-.5, -.6, -.7}, Entropies: []float32{.5, .6, .7}},
+			{ID: 2, Parent: 1, ForkAt: 1, Iteration: 1, Tokens: []int{8, 9}, LogProbs: []float32{-.8, -.9}, Entropies: []float32{.8, .9}},
+		},
+		Leaves: []Leaf{
+			{Node: 0, Text: "r", Reward: 0, Reason: "wrong", Advantages: []float32{-1, -1, -1, -1}},
+			{Node: 1, Text: "a", Reward: 1, Reason: "exact", Advantages: []float32{.5, .5, .5, .5, .5}},
+			{Node: 2, Text: "b\t\"q\"", Reward: 1, Reason: "exact", Advantages: []float32{.5, .5, .7, .7, .7}},
+		},
+	}
+}
+
+// newStore opens a fresh store in a test directory.
+func newStore(t testing.TB, opts Options) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "rollout.db")
+	s, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, path
+}
+
+// addRun puts experiment exp (if needed) and begins a run.
+func addRun(t testing.TB, s *Store, exp, id, variant string, seed int64) Run {
+	t.Helper()
+	if _, err := s.Experiment(exp); err != nil {
+		if err := s.PutExperiment(Experiment{Name: exp, Config: "strategy: flat\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := s.BeginRun(Run{ID: id, Experiment: exp, Variant: variant, Seed: seed, Config: "seed: 1\n", Version: "test", Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// dump is used by tests: every key/value of the store in order.
+func (s *Store) dump() (map[string]string, error) {
+	out := map[string]string{}
+	var walk func(prefix string, b *bolt.Bucket) error
+	walk = func(prefix string, b *bolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return walk(prefix+string(k)+"/", b.Bucket(k))
+			}
+			out[prefix+string(k)] = string(v)
+			return nil
+		})
+	}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error { return walk(string(name)+"/", b) })
+	})
+	return out, err
+}

@@ -1,0 +1,211 @@
+package tracking
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// MergeStats counts what a merge copied.
+type MergeStats struct {
+	// Experiments and Runs count the records copied into the destination.
+	Experiments int
+	Runs        int
+	// Unchanged counts runs the destination already had at least as far.
+	Unchanged int
+}
+
+// MergeFrom folds src into s. An experiment missing from s is copied; a
+// run is copied (with all its steps, groups and checkpoints) when s lacks
+// it or src has it further along: more steps, or as many and a later
+// state (finished > failed > running). Otherwise s keeps its own. Merging
+// the same store twice changes nothing the second time. Each run is
+// copied in its own transaction.
+func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
+	var st MergeStats
+	if sameFile(s.path, src.path) {
+		return st, fmt.Errorf("merge %s into itself", src.path)
+	}
+	exps, err := src.Experiments()
+	if err != nil {
+		return st, fmt.Errorf("merge from %s: %w", src.path, err)
+	}
+	for _, e := range exps {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte(bucketExperiments))
+			if b.Get([]byte(e.Name)) != nil {
+				return nil
+			}
+			st.Experiments++
+			return putJSON(b, e.Name, e)
+		})
+		if err != nil {
+			return st, fmt.Errorf("merge experiment %q from %s: %w", e.Name, src.path, err)
+		}
+	}
+	runs, err := src.Runs("")
+	if err != nil {
+		return st, fmt.Errorf("merge from %s: %w", src.path, err)
+	}
+	for _, r := range runs {
+		copied, err := s.mergeRun(src, r)
+		if err != nil {
+			return st, fmt.Errorf("merge run %s from %s: %w", r.ID, src.path, err)
+		}
+		if copied {
+			st.Runs++
+		} else {
+			st.Unchanged++
+		}
+	}
+	return st, nil
+}
+
+// ahead reports whether run a is further along than run b.
+func ahead(a, b Run) bool {
+	if a.LastStep != b.LastStep {
+		return a.LastStep > b.LastStep
+	}
+	if a.Status.rank() != b.Status.rank() {
+		return a.Status.rank() > b.Status.rank()
+	}
+	return a.End.After(b.End)
+}
+
+func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
+	copied := false
+	err := s.db.Update(func(dtx *bolt.Tx) error {
+		runs := dtx.Bucket([]byte(bucketRuns))
+		if prev, err := getRun(runs, r.ID); err == nil {
+			if prev.Experiment != r.Experiment {
+				return fmt.Errorf("the destination has run %s in experiment %q, the source in %q", r.ID, prev.Experiment, r.Experiment)
+			}
+			if !ahead(r, prev) {
+				return nil
+			}
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		copied = true
+		data := dtx.Bucket([]byte(bucketData))
+		if data.Bucket([]byte(r.ID)) != nil {
+			if err := data.DeleteBucket([]byte(r.ID)); err != nil {
+				return err
+			}
+		}
+		if err := createRunData(dtx, r.ID); err != nil {
+			return err
+		}
+		dst := data.Bucket([]byte(r.ID))
+		err := src.db.View(func(stx *bolt.Tx) error {
+			// Re-read the run inside the source transaction so the record
+			// matches the data copied with it.
+			sr, err := getRun(stx.Bucket([]byte(bucketRuns)), r.ID)
+			if err != nil {
+				return err
+			}
+			for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
+				sb, err := runData(stx, r.ID, name)
+				if err != nil {
+					return err
+				}
+				db := dst.Bucket([]byte(name))
+				db.FillPercent = appendFill
+				if err := sb.ForEach(func(k, v []byte) error { return db.Put(k, v) }); err != nil {
+					return err
+				}
+			}
+			return putJSON(runs, r.ID, sr)
+		})
+		return err
+	})
+	return copied, err
+}
+
+// Merge folds the stores at paths into the store at into (created if
+// needed). Sources are opened read-only (a snapshot if being written).
+func Merge(into string, paths []string, opts Options) (MergeStats, error) {
+	var total MergeStats
+	wopts := opts
+	wopts.ReadOnly = false
+	dst, err := Open(into, wopts)
+	if err != nil {
+		return total, err
+	}
+	defer dst.Close()
+	for _, p := range paths {
+		if sameFile(into, p) {
+			return total, fmt.Errorf("merge %s into itself", p)
+		}
+		ropts := opts
+		ropts.ReadOnly = true
+		src, err := Open(p, ropts)
+		if err != nil {
+			return total, err
+		}
+		st, err := dst.MergeFrom(src)
+		src.Close()
+		total.Experiments += st.Experiments
+		total.Runs += st.Runs
+		total.Unchanged += st.Unchanged
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, dst.Close()
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// Compact rewrites the store at path into a fresh file without free pages
+// and renames it over the original. It holds the write lock throughout, so
+// it fails with a LockedError while a run is writing. It returns the file
+// sizes before and after.
+func Compact(path string, opts Options) (before, after int64, err error) {
+	opts.ReadOnly = false
+	src, err := Open(path, opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer src.Close()
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		before, mode = fi.Size(), fi.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".compact-*")
+	if err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
+	}
+	tmpPath := tmp.Name()
+	tmp.Close()
+	defer os.Remove(tmpPath) // no-op after the rename
+	dst, err := bolt.Open(tmpPath, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
+	}
+	if err := bolt.Compact(dst, src.db, 64<<20); err != nil {
+		dst.Close()
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
+	}
+	if err := dst.Close(); err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
+	}
+	if fi, err := os.Stat(tmpPath); err == nil {
+		after = fi.Size()
+	}
+	if err := os.Chmod(tmpPath, mode); err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
+	}
+	if err := os.Rename(tmpPath, path); err != nil {
+		return 0, 0, fmt.Errorf("compact %s: replacing the store: %w", path, err)
+	}
+	return before, after, nil
+}

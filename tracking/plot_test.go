@@ -1,0 +1,83 @@
+package tracking
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCurves(t *testing.T) {
+	s := reportStore(t)
+	tests := []struct {
+		x        XAxis
+		at, mean float64
+	}{
+		{XStep, 0, -9.25},
+		{XStep, 1, 100.75},
+		{XTokens, 100, -9.25},
+		{XTokens, 150, 45.75}, // halfway between v−10 and v+100
+		{XTokens, 300, 0.75},
+	}
+	for _, tc := range tests {
+		curves, err := s.Curves("cmp", PlotOptions{Metric: "reward/mean", X: tc.x, Points: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(curves) != 4 || curves[0].Variant != "flat" {
+			t.Fatalf("curves %+v", curves)
+		}
+		c := curves[0]
+		found := false
+		for i, x := range c.X {
+			if x == tc.at {
+				found = true
+				if !near(c.Mean[i], tc.mean, 1e-9) || c.N[i] != 10 {
+					t.Errorf("%s at %v: mean %v n %d, want %v", tc.x, x, c.Mean[i], c.N[i], tc.mean)
+				}
+				if tc.x == XStep && !near(c.Hi[i]-c.Mean[i], 1.2797804, 1e-7) {
+					t.Errorf("%s at %v: half-width %v", tc.x, x, c.Hi[i]-c.Mean[i])
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no point at %v in %v", tc.x, tc.at, c.X)
+		}
+	}
+	if _, err := s.Curves("cmp", PlotOptions{Metric: "nope"}); err == nil {
+		t.Error("a metric no run recorded plotted")
+	}
+}
+
+func TestSavePlot(t *testing.T) {
+	s := reportStore(t)
+	dir := t.TempDir()
+	if d := os.Getenv("TRACKING_PLOT_DIR"); d != "" {
+		dir = d // keep the images to look at
+	}
+	for _, name := range []string{"p.png", "p.svg"} {
+		path := filepath.Join(dir, name)
+		if err := s.SavePlot("cmp", path, PlotOptions{Metric: "reward/mean", X: XTokens}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil || len(b) < 1000 {
+			t.Fatalf("%s: %d bytes, %v", name, len(b), err)
+		}
+		if strings.HasSuffix(name, ".png") {
+			if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+				t.Errorf("%s: no PNG header", name)
+			}
+			continue
+		}
+		var root struct{ XMLName xml.Name }
+		if err := xml.Unmarshal(b, &root); err != nil || root.XMLName.Local != "svg" {
+			t.Errorf("%s: root %v, %v", name, root.XMLName, err)
+		}
+	}
+	if err := s.SavePlot("cmp", filepath.Join(dir, "p.gif"), PlotOptions{Metric: "reward/mean"}); err == nil || !strings.Contains(err.Error(), ".gif") {
+		t.Errorf("gif: %v", err)
+	}
+}

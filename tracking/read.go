@@ -1,0 +1,465 @@
+package tracking
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// view runs fn in a read transaction. Readers check for missing buckets:
+// a store opened read-only before its first write has none.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+
+// Experiments lists the experiments by name.
+func (s *Store) Experiments() ([]Experiment, error) {
+	var out []Experiment
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketExperiments))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var e Experiment
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("experiment %q: decoding: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Experiment returns the named experiment.
+func (s *Store) Experiment(name string) (Experiment, error) {
+	var e Experiment
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketExperiments))
+		var v []byte
+		if b != nil {
+			v = b.Get([]byte(name))
+		}
+		if v == nil {
+			return fmt.Errorf("experiment %q: %w", name, ErrNotFound)
+		}
+		if err := json.Unmarshal(v, &e); err != nil {
+			return fmt.Errorf("experiment %q: decoding: %w", name, err)
+		}
+		return nil
+	})
+	return e, err
+}
+
+// Run returns the run with the given id.
+func (s *Store) Run(id string) (Run, error) {
+	var r Run
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketRuns))
+		if b == nil {
+			return fmt.Errorf("run %s: %w", id, ErrNotFound)
+		}
+		var err error
+		r, err = getRun(b, id)
+		return err
+	})
+	return r, err
+}
+
+// Runs lists the runs of an experiment ("" for all), ordered by
+// experiment, variant, seed and id.
+func (s *Store) Runs(experiment string) ([]Run, error) {
+	var out []Run
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketRuns))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var r Run
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("run %s: decoding: %w", k, err)
+			}
+			if experiment == "" || r.Experiment == experiment {
+				out = append(out, r)
+			}
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b Run) int {
+		if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Variant, b.Variant); c != 0 {
+			return c
+		}
+		if a.Seed != b.Seed {
+			return cmpInt(a.Seed, b.Seed)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, err
+}
+
+func cmpInt[T int | int64](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// FindRuns resolves a reference as a command line gives it: a run id, a
+// unique prefix of one, or an experiment name (all its runs).
+func (s *Store) FindRuns(ref string) ([]Run, error) {
+	if ref == "" {
+		return nil, fmt.Errorf("empty run or experiment reference")
+	}
+	if r, err := s.Run(ref); err == nil {
+		return []Run{r}, nil
+	}
+	all, err := s.Runs("")
+	if err != nil {
+		return nil, err
+	}
+	var byExp, byPrefix []Run
+	for _, r := range all {
+		if r.Experiment == ref {
+			byExp = append(byExp, r)
+		}
+		if strings.HasPrefix(r.ID, ref) {
+			byPrefix = append(byPrefix, r)
+		}
+	}
+	switch {
+	case len(byExp) > 0:
+		return byExp, nil
+	case len(byPrefix) == 1:
+		return byPrefix, nil
+	case len(byPrefix) > 1:
+		return nil, fmt.Errorf("%q is a prefix of %d run ids (%s, %s, …): give more of the id", ref, len(byPrefix), byPrefix[0].ID, byPrefix[1].ID)
+	}
+	if _, err := s.Experiment(ref); err == nil {
+		return nil, nil // an experiment without runs yet
+	}
+	return nil, fmt.Errorf("%q is neither a run id nor an experiment: %w", ref, ErrNotFound)
+}
+
+// LastStep returns the last committed step of a run, −1 if none.
+func (s *Store) LastStep(runID string) (int, error) {
+	r, err := s.Run(runID)
+	if err != nil {
+		return 0, err
+	}
+	return r.LastStep, nil
+}
+
+// runData returns the named sub-bucket of a run's data.
+func runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
+	if d := tx.Bucket([]byte(bucketData)); d != nil {
+		if rb := d.Bucket([]byte(runID)); rb != nil {
+			if b := rb.Bucket([]byte(name)); b != nil {
+				return b, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+}
+
+// Metrics returns every step's metric record of a run, in step order.
+func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
+	var out []StepMetrics
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketMetrics)
+		if err != nil {
+			return err
+		}
+		return b.ForEach(func(k, v []byte) error {
+			m, err := decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			out = append(out, m)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// MetricNames returns the sorted names of the metrics a run recorded.
+func (s *Store) MetricNames(runID string) ([]string, error) {
+	seen := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketMetrics)
+		if err != nil {
+			return err
+		}
+		return b.ForEach(func(k, v []byte) error {
+			_, _, d, n, err := metricsHeader(v)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			for range n {
+				name := d.bytes("metric name")
+				d.float64("metric value")
+				if !seen[string(name)] { // no allocation when present
+					seen[string(name)] = true
+				}
+			}
+			return d.err
+		})
+	})
+	names := make([]string, 0, len(seen))
+	for k := range seen {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names, err
+}
+
+// Series is one metric of one run over the steps that recorded it.
+type Series struct {
+	Steps   []int
+	Tokens  []int64
+	Elapsed []time.Duration
+	Values  []float64
+}
+
+// Len returns the number of points.
+func (s *Series) Len() int { return len(s.Steps) }
+
+// Series returns one metric of a run over the steps that recorded it.
+func (s *Store) Series(runID, metric string) (Series, error) {
+	out, err := s.seriesMany(runID, []string{metric})
+	if err != nil {
+		return Series{}, err
+	}
+	return out[0], nil
+}
+
+// seriesMany reads several metrics of a run in one scan.
+func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
+	out := make([]Series, len(metrics))
+	vals := make([]float64, len(metrics))
+	found := make([]bool, len(metrics))
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketMetrics)
+		if err != nil {
+			return err
+		}
+		return b.ForEach(func(k, v []byte) error {
+			tokens, elapsed, err := lookupMetrics(v, metrics, vals, found)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			step := int(binary.BigEndian.Uint64(k))
+			for i := range metrics {
+				if found[i] {
+					s := &out[i]
+					s.Steps = append(s.Steps, step)
+					s.Tokens = append(s.Tokens, tokens)
+					s.Elapsed = append(s.Elapsed, elapsed)
+					s.Values = append(s.Values, vals[i])
+				}
+			}
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Groups returns the rollout groups of one step of a run, in order.
+func (s *Store) Groups(runID string, step int) ([]Group, error) {
+	var out []Group
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketGroups)
+		if err != nil {
+			return err
+		}
+		prefix := stepKey(step)
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			_, first, err := parseGroupKey(k)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			err = eachInChunk(first, v, func(index int, enc []byte) error {
+				var g Group
+				if err := decodeGroup(enc, &g); err != nil {
+					return fmt.Errorf("group %d: %w", index, err)
+				}
+				out = append(out, g)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("run %s step %d: %w", runID, step, err)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Group returns one rollout group of a step of a run.
+func (s *Store) Group(runID string, step, index int) (Group, error) {
+	var g Group
+	found := false
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketGroups)
+		if err != nil {
+			return err
+		}
+		// The chunk holding the group is the last one starting at or before it.
+		c := b.Cursor()
+		k, v := c.Seek(groupKey(step, index+1))
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		if k == nil || !bytes.HasPrefix(k, stepKey(step)) {
+			return nil
+		}
+		_, first, err := parseGroupKey(k)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", runID, err)
+		}
+		return eachInChunk(first, v, func(i int, enc []byte) error {
+			if i != index {
+				return nil
+			}
+			found = true
+			if err := decodeGroup(enc, &g); err != nil {
+				return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
+			}
+			return nil
+		})
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("run %s: step %d has no group %d: %w", runID, step, index, ErrNotFound)
+	}
+	return g, err
+}
+
+// EachGroup calls fn for every group of a run in (step, index) order.
+// The *Group passed to fn is reused between calls: copy what you keep.
+func (s *Store) EachGroup(runID string, fn func(step, index int, g *Group) error) error {
+	return s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketGroups)
+		if err != nil {
+			return err
+		}
+		var g Group
+		return b.ForEach(func(k, v []byte) error {
+			step, first, err := parseGroupKey(k)
+			if err != nil {
+				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			return eachInChunk(first, v, func(index int, enc []byte) error {
+				if err := decodeGroup(enc, &g); err != nil {
+					return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
+				}
+				return fn(step, index, &g)
+			})
+		})
+	})
+}
+
+// Checkpoint returns the blobs saved at one step of a run.
+func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
+	var out []Blob
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketCheckpoints)
+		if err != nil {
+			return err
+		}
+		out = readCheckpoint(b, stepKey(step))
+		if out == nil {
+			return fmt.Errorf("run %s: checkpoint at step %d: %w", runID, step, ErrNotFound)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// LatestCheckpoint returns the newest checkpoint of a run and its step.
+func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketCheckpoints)
+		if err != nil {
+			return err
+		}
+		k, _ := b.Cursor().Last()
+		if k == nil {
+			return fmt.Errorf("run %s: no checkpoint: %w", runID, ErrNotFound)
+		}
+		prefix := bytes.Clone(k[:8])
+		step = int(binary.BigEndian.Uint64(prefix))
+		blobs = readCheckpoint(b, prefix)
+		return nil
+	})
+	return step, blobs, err
+}
+
+func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
+	var out []Blob
+	c := b.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		out = append(out, Blob{Name: string(k[len(prefix):]), Data: bytes.Clone(v)})
+	}
+	return out
+}
+
+// LastMetrics returns the metric record of a run's last committed step.
+func (s *Store) LastMetrics(runID string) (StepMetrics, error) {
+	var m StepMetrics
+	err := s.view(func(tx *bolt.Tx) error {
+		b, err := runData(tx, runID, bucketMetrics)
+		if err != nil {
+			return err
+		}
+		k, v := b.Cursor().Last()
+		if k == nil {
+			return fmt.Errorf("run %s: no step committed: %w", runID, ErrNotFound)
+		}
+		m, err = decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", runID, err)
+		}
+		return nil
+	})
+	return m, err
+}
+
+// BuildVersion describes the running program for Run.Version: the main
+// module's version, with the VCS revision (and "+dirty") when recorded.
+func BuildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))] + dirty
+	}
+	return v
+}

@@ -1,0 +1,497 @@
+package tracking
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout version of stores this package writes. A
+// store with a higher version is refused.
+const SchemaVersion = 1
+
+// DefaultTimeout is how long Open waits for the file lock by default.
+const DefaultTimeout = 2 * time.Second
+
+// snapshotProbe is how long a read-only open waits for the lock before it
+// reads a snapshot instead: not at all (bbolt tries once when the timeout
+// is below its 50 ms retry interval), since only a writer excludes readers
+// and writers hold the lock for a whole run.
+const snapshotProbe = time.Nanosecond
+
+// Bucket and key names. Per-run data lives in data/<run id>/{m,g,c}.
+const (
+	bucketMeta        = "meta"
+	bucketExperiments = "experiments"
+	bucketRuns        = "runs"
+	bucketData        = "data"
+	bucketMetrics     = "m"
+	bucketGroups      = "g"
+	bucketCheckpoints = "c"
+	keySchema         = "schema"
+)
+
+// ErrLocked is matched (errors.Is) by the error of an open that found the
+// store locked by another process.
+var ErrLocked = errors.New("store is locked by another process")
+
+// ErrNotFound is matched by errors for missing experiments, runs, steps
+// and checkpoints.
+var ErrNotFound = errors.New("not found")
+
+// Options configure Open.
+type Options struct {
+	// ReadOnly opens for reading under a shared lock. When a writer holds
+	// the store, a read-only open reads a consistent snapshot copy instead
+	// (see Store.Snapshot), unless NoSnapshot is set.
+	ReadOnly bool
+	// NoSnapshot makes a read-only open wait for the lock (up to Timeout)
+	// and fail with a LockedError rather than read a snapshot.
+	NoSnapshot bool
+	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// KeepCheckpoints, when positive, keeps only the newest that many
+	// checkpoints of a run: older ones are deleted by the commit that adds
+	// a new one.
+	KeepCheckpoints int
+	// NoSync skips fsync at commit (faster, not crash-safe: for tests and
+	// throw-away stores only).
+	NoSync bool
+}
+
+// LockInfo says which process holds a store open for writing. The writer
+// leaves it in PATH.lock-info while it holds the lock.
+type LockInfo struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Command string    `json:"command"`
+	Since   time.Time `json:"since"`
+}
+
+// String describes the holder, e.g. "pid 42 on host a (rollout run q.yaml) since 12:00:01 UTC".
+func (l LockInfo) String() string {
+	return fmt.Sprintf("pid %d on host %s (%s) since %s", l.PID, l.Host, l.Command, l.Since.UTC().Format(time.DateTime+" MST"))
+}
+
+// LockedError is returned when another process holds the store's lock.
+type LockedError struct {
+	Path string
+	// Holder describes the process holding the lock, nil if unknown.
+	Holder *LockInfo
+	Waited time.Duration
+}
+
+// Error names the store, the holder when known, and the time waited.
+func (e *LockedError) Error() string {
+	who := "another process (no writer recorded in " + filepath.Base(lockInfoPath(e.Path)) + ": likely a reading command such as report or export)"
+	if e.Holder != nil {
+		who = e.Holder.String()
+	}
+	return fmt.Sprintf("store %s is locked by %s; gave up after %s: wait for that process to finish or stop it", e.Path, who, e.Waited.Round(time.Millisecond))
+}
+
+// Is makes errors.Is(err, ErrLocked) true.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
+
+// SchemaError reports a store written by a newer version of rollout.
+type SchemaError struct {
+	Path             string
+	Found, Supported int
+}
+
+// Error says which version the store has and which this build reads.
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("store %s has schema version %d, newer than the %d this rollout reads: upgrade rollout to open it", e.Path, e.Found, e.Supported)
+}
+
+// Store is an open tracking store. Its methods are safe for concurrent use.
+type Store struct {
+	db       *bolt.DB
+	path     string
+	opts     Options
+	lockInfo *LockInfo // written by this process, removed on Close
+	snapshot string    // temporary copy being read, removed on Close
+	holder   *LockInfo // the writer when reading a snapshot
+}
+
+// Open opens the store at path, creating and initialising it unless
+// opts.ReadOnly. It never waits for the lock longer than opts.Timeout.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.ReadOnly {
+		return openReadOnly(path, opts)
+	}
+	return openWriter(path, opts)
+}
+
+// boltOpen opens the bbolt file and checks that the locked file is still
+// the one at path (a compaction may have replaced it while we waited).
+func boltOpen(path string, readOnly bool, timeout time.Duration, noSync bool) (*bolt.DB, error) {
+	for attempt := 0; ; attempt++ {
+		var f *os.File
+		start := time.Now()
+		db, err := bolt.Open(path, 0o644, &bolt.Options{
+			Timeout:  timeout,
+			ReadOnly: readOnly,
+			NoSync:   noSync,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				var err error
+				f, err = os.OpenFile(name, flag, perm)
+				return f, err
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		fi, err1 := f.Stat()
+		pi, err2 := os.Stat(path)
+		if err1 == nil && err2 == nil && os.SameFile(fi, pi) || attempt >= 3 {
+			return db, nil
+		}
+		db.Close()
+		timeout -= time.Since(start)
+		if timeout <= 0 {
+			return nil, berrors.ErrTimeout
+		}
+	}
+}
+
+func openWriter(path string, opts Options) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if _, err := os.Stat(dir); err != nil {
+			return nil, fmt.Errorf("opening store %s: directory: %w", path, err)
+		}
+	}
+	start := time.Now()
+	db, err := boltOpen(path, false, opts.Timeout, opts.NoSync)
+	if err != nil {
+		return nil, openError(path, err, time.Since(start))
+	}
+	s := &Store{db: db, path: path, opts: opts}
+	if err := db.Update(s.initSchema); err != nil {
+		db.Close()
+		return nil, err
+	}
+	info := currentProcess()
+	if err := writeLockInfo(path, info); err == nil {
+		s.lockInfo = &info
+	}
+	return s, nil
+}
+
+func openReadOnly(path string, opts Options) (*Store, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	if fi.Size() == 0 {
+		return nil, fmt.Errorf("opening store %s: empty file (never written)", path)
+	}
+	wait := min(snapshotProbe, opts.Timeout)
+	if opts.NoSnapshot {
+		wait = opts.Timeout
+	}
+	start := time.Now()
+	db, err := boltOpen(path, true, wait, false)
+	s := &Store{path: path, opts: opts}
+	if errors.Is(err, berrors.ErrTimeout) && !opts.NoSnapshot {
+		s.holder = readLockInfo(path)
+		// Ask the writer to hold its commits while we copy.
+		req := snapshotRequestPath(path)
+		if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
+			defer os.Remove(req)
+		}
+		s.snapshot, err = snapshotCopy(path, opts.Timeout)
+		if err != nil {
+			return nil, fmt.Errorf("store %s is being written (%v) and a snapshot failed: %w", path, describeHolder(s.holder), err)
+		}
+		db, err = boltOpen(s.snapshot, true, opts.Timeout, false)
+		if err != nil {
+			os.Remove(s.snapshot)
+		}
+	}
+	if err != nil {
+		return nil, openError(path, err, time.Since(start))
+	}
+	s.db = db
+	if err := db.View(s.checkSchema); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func describeHolder(h *LockInfo) string {
+	if h == nil {
+		return "writer unknown"
+	}
+	return "by " + h.String()
+}
+
+// openError turns bbolt's open errors into ones a user can act on.
+func openError(path string, err error, waited time.Duration) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return &LockedError{Path: path, Holder: readLockInfo(path), Waited: waited}
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		return fmt.Errorf("opening store %s: not a rollout store (bbolt file): %w", path, err)
+	}
+	return fmt.Errorf("opening store %s: %w", path, err)
+}
+
+// initSchema creates the buckets of an empty store, or checks the version.
+func (s *Store) initSchema(tx *bolt.Tx) error {
+	if tx.Bucket([]byte(bucketMeta)) == nil {
+		empty := true
+		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", s.path)
+		}
+		meta, err := tx.CreateBucket([]byte(bucketMeta))
+		if err != nil {
+			return fmt.Errorf("initialising store %s: %w", s.path, err)
+		}
+		if err := meta.Put([]byte(keySchema), binary.BigEndian.AppendUint32(nil, SchemaVersion)); err != nil {
+			return fmt.Errorf("initialising store %s: %w", s.path, err)
+		}
+	}
+	if err := s.checkSchema(tx); err != nil {
+		return err
+	}
+	for _, b := range []string{bucketExperiments, bucketRuns, bucketData} {
+		if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
+			return fmt.Errorf("initialising store %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// checkSchema refuses stores of a newer schema. A store without a meta
+// bucket is empty (read-only opens of a fresh file).
+func (s *Store) checkSchema(tx *bolt.Tx) error {
+	meta := tx.Bucket([]byte(bucketMeta))
+	if meta == nil {
+		empty := true
+		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		if !empty {
+			return fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", s.path)
+		}
+		return nil
+	}
+	v := meta.Get([]byte(keySchema))
+	if len(v) != 4 {
+		return fmt.Errorf("opening store %s: schema version key is %d bytes, want 4: damaged store", s.path, len(v))
+	}
+	if found := int(binary.BigEndian.Uint32(v)); found > SchemaVersion {
+		return &SchemaError{Path: s.path, Found: found, Supported: SchemaVersion}
+	}
+	return nil
+}
+
+// Path returns the path the store was opened at.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
+
+// Snapshot reports whether the store is a snapshot copy read while another
+// process was writing, and who that writer is (nil if unknown). A snapshot
+// holds every step committed when it was taken.
+func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
+	return s.snapshot != "", s.holder
+}
+
+// Close closes the store, releasing its lock.
+func (s *Store) Close() error {
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+	}
+	if s.lockInfo != nil {
+		removeLockInfo(s.path, *s.lockInfo)
+	}
+	if s.snapshot != "" {
+		os.Remove(s.snapshot)
+	}
+	if err != nil {
+		return fmt.Errorf("closing store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func lockInfoPath(path string) string { return path + ".lock-info" }
+
+// snapshotRequestPath is the file a reader creates while it copies a store
+// being written; the writer holds its next commit until the file is gone.
+func snapshotRequestPath(path string) string { return path + ".snapshot-request" }
+
+// Bounds of the writer's wait for a reader's snapshot copy.
+const (
+	snapshotWaitMax  = 10 * time.Second // never hold a commit longer
+	snapshotStale    = 30 * time.Second // a request older than this is left over
+	snapshotWaitPoll = 2 * time.Millisecond
+)
+
+// waitForSnapshot holds a commit while a reader copies the store.
+func (s *Store) waitForSnapshot() {
+	req := snapshotRequestPath(s.path)
+	fi, err := os.Stat(req)
+	if err != nil {
+		return
+	}
+	if time.Since(fi.ModTime()) > snapshotStale {
+		os.Remove(req)
+		return
+	}
+	deadline := time.Now().Add(snapshotWaitMax)
+	for time.Now().Before(deadline) {
+		time.Sleep(snapshotWaitPoll)
+		if _, err := os.Stat(req); err != nil {
+			return
+		}
+	}
+}
+
+func currentProcess() LockInfo {
+	host, _ := os.Hostname()
+	args := make([]string, len(os.Args))
+	for i, a := range os.Args {
+		if i == 0 {
+			a = filepath.Base(a)
+		}
+		if strings.ContainsAny(a, " \t\"'") {
+			a = fmt.Sprintf("%q", a)
+		}
+		args[i] = a
+	}
+	return LockInfo{PID: os.Getpid(), Host: host, Command: strings.Join(args, " "), Since: time.Now().UTC().Truncate(time.Second)}
+}
+
+// writeLockInfo writes the sidecar atomically (temp file + rename).
+func writeLockInfo(path string, info LockInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", lockInfoPath(path), info.PID)
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, lockInfoPath(path))
+}
+
+func readLockInfo(path string) *LockInfo {
+	b, err := os.ReadFile(lockInfoPath(path))
+	if err != nil {
+		return nil
+	}
+	var info LockInfo
+	if json.Unmarshal(b, &info) != nil || info.PID == 0 {
+		return nil
+	}
+	if host, _ := os.Hostname(); info.Host == host && !processAlive(info.PID) {
+		return nil // left by a writer that was killed
+	}
+	return &info
+}
+
+// processAlive reports whether a process with that id exists on this host
+// (true when it cannot tell).
+func processAlive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	return !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
+}
+
+// removeLockInfo removes the sidecar if it is still ours.
+func removeLockInfo(path string, info LockInfo) {
+	if cur := readLockInfo(path); cur != nil && cur.PID == info.PID && cur.Since.Equal(info.Since) && cur.Host == info.Host {
+		os.Remove(lockInfoPath(path))
+	}
+}
+
+// snapshotCopy copies a store that a writer may be committing to. bbolt
+// never overwrites a page reachable from the newest committed meta page
+// and each commit rewrites a meta page with a higher transaction id, so a
+// copy during which both meta pages stayed byte-identical holds a
+// consistent store as of that commit. It retries until that holds or the
+// time budget is spent (at least three attempts). The caller's snapshot
+// request makes the writer hold its commits meanwhile, so the second
+// attempt succeeds unless the writer is an older build or stuck mid-commit.
+func snapshotCopy(path string, budget time.Duration) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp("", "rollout-snapshot-*.db")
+	if err != nil {
+		return "", fmt.Errorf("creating snapshot file: %w", err)
+	}
+	defer dst.Close()
+	deadline := time.Now().Add(budget)
+	attempts := 0
+	for ; attempts < 3 || time.Now().Before(deadline); attempts++ {
+		before, err := readMetaPages(src)
+		if err != nil {
+			os.Remove(dst.Name())
+			return "", err
+		}
+		if _, err := dst.Seek(0, io.SeekStart); err == nil {
+			err = dst.Truncate(0)
+		}
+		if err == nil {
+			_, err = src.Seek(0, io.SeekStart)
+		}
+		if err == nil {
+			// File to file: Linux copies in the kernel (copy_file_range),
+			// as a reflink on file systems that have them.
+			_, err = io.Copy(dst, src)
+		}
+		if err != nil {
+			os.Remove(dst.Name())
+			return "", fmt.Errorf("copying snapshot: %w", err)
+		}
+		after, err := readMetaPages(src)
+		if err == nil && bytes.Equal(before, after) {
+			return dst.Name(), nil
+		}
+	}
+	os.Remove(dst.Name())
+	return "", fmt.Errorf("the writer committed during each of %d copies in %s", attempts, budget)
+}
+
+// readMetaPages returns bbolt's two meta pages (pages 0 and 1). The page
+// size is read from meta page 0: page header (16 bytes), magic (4),
+// version (4), page size (4).
+func readMetaPages(f *os.File) ([]byte, error) {
+	hdr := make([]byte, 28)
+	if _, err := f.ReadAt(hdr, 0); err != nil {
+		return nil, fmt.Errorf("reading meta page: %w", err)
+	}
+	pageSize := int(binary.LittleEndian.Uint32(hdr[24:]))
+	if pageSize < 512 || pageSize > 1<<20 {
+		return nil, fmt.Errorf("meta page: page size %d: not a bbolt file", pageSize)
+	}
+	b := make([]byte, 2*pageSize)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("reading meta pages: %w", err)
+	}
+	return b, nil
+}

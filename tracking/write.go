@@ -1,0 +1,295 @@
+package tracking
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// appendFill is the fill percent of buckets written in key order: pages
+// are filled completely since no key is ever inserted before another.
+const appendFill = 1.0
+
+// PutExperiment adds an experiment, or updates its config and variant list
+// when it exists (its creation time is kept).
+func (s *Store) PutExperiment(e Experiment) error {
+	if e.Name == "" {
+		return fmt.Errorf("put experiment: empty name")
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucketExperiments))
+		if old := b.Get([]byte(e.Name)); old != nil {
+			var prev Experiment
+			if err := json.Unmarshal(old, &prev); err != nil {
+				return fmt.Errorf("experiment %q: decoding: %w", e.Name, err)
+			}
+			e.Created = prev.Created
+		}
+		if e.Created.IsZero() {
+			e.Created = time.Now().UTC()
+		}
+		return putJSON(b, e.Name, e)
+	})
+}
+
+// BeginRun registers a run and marks it running, or reopens an existing
+// one to resume it. It returns the stored run: a resumed run keeps its
+// start time, LastStep, Tokens and Elapsed, so the caller continues at
+// LastStep+1 (after loading LatestCheckpoint). A finished run is returned
+// unchanged, for the caller to skip. The experiment must exist.
+func (s *Store) BeginRun(r Run) (Run, error) {
+	if r.ID == "" {
+		return Run{}, fmt.Errorf("begin run: empty run id")
+	}
+	if r.Host == "" {
+		r.Host, _ = os.Hostname()
+	}
+	var out Run
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte(bucketExperiments)).Get([]byte(r.Experiment)) == nil {
+			return fmt.Errorf("begin run %s: experiment %q: %w (put it first)", r.ID, r.Experiment, ErrNotFound)
+		}
+		runs := tx.Bucket([]byte(bucketRuns))
+		if raw := runs.Get([]byte(r.ID)); raw != nil {
+			var prev Run
+			if err := json.Unmarshal(raw, &prev); err != nil {
+				return fmt.Errorf("run %s: decoding: %w", r.ID, err)
+			}
+			if prev.Experiment != r.Experiment {
+				return fmt.Errorf("begin run %s in experiment %q: the store has it in experiment %q", r.ID, r.Experiment, prev.Experiment)
+			}
+			if prev.Status == StatusFinished {
+				out = prev
+				return nil
+			}
+			prev.Status, prev.Error, prev.End = StatusRunning, "", time.Time{}
+			prev.Host, prev.Version = r.Host, r.Version
+			if r.TotalSteps > 0 {
+				prev.TotalSteps = r.TotalSteps
+			}
+			prev.Resumes++
+			out = prev
+			return putJSON(runs, r.ID, prev)
+		}
+		r.Status, r.Error, r.End = StatusRunning, "", time.Time{}
+		r.LastStep, r.Tokens, r.Elapsed, r.Resumes = -1, 0, 0, 0
+		if r.Start.IsZero() {
+			r.Start = time.Now().UTC()
+		}
+		if err := createRunData(tx, r.ID); err != nil {
+			return err
+		}
+		out = r
+		return putJSON(runs, r.ID, r)
+	})
+	return out, err
+}
+
+func createRunData(tx *bolt.Tx, id string) error {
+	d, err := tx.Bucket([]byte(bucketData)).CreateBucketIfNotExists([]byte(id))
+	if err != nil {
+		return fmt.Errorf("run %s: creating data bucket: %w", id, err)
+	}
+	for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
+		if _, err := d.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("run %s: creating data bucket: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// EndRun marks a run finished or failed (with a message) and sets its end time.
+func (s *Store) EndRun(id string, status RunStatus, message string) error {
+	if status != StatusFinished && status != StatusFailed {
+		return fmt.Errorf("end run %s: status %q: want %q or %q", id, status, StatusFinished, StatusFailed)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		runs := tx.Bucket([]byte(bucketRuns))
+		r, err := getRun(runs, id)
+		if err != nil {
+			return err
+		}
+		r.Status, r.Error, r.End = status, message, time.Now().UTC()
+		return putJSON(runs, id, r)
+	})
+}
+
+// CommitStep writes one step of a running run — its metrics, every group
+// and an optional checkpoint — and advances the run's LastStep, all in one
+// transaction: a process killed mid-step loses that step only. Steps must
+// increase.
+func (s *Store) CommitStep(runID string, rec StepRecord) error {
+	if rec.Step < 0 {
+		return fmt.Errorf("commit step %d of run %s: negative step", rec.Step, runID)
+	}
+	for i := range rec.Groups {
+		if err := rec.Groups[i].Validate(); err != nil {
+			return fmt.Errorf("commit step %d of run %s: group %d: %w", rec.Step, runID, i, err)
+		}
+	}
+	for _, b := range rec.Checkpoint {
+		if b.Name == "" {
+			return fmt.Errorf("commit step %d of run %s: checkpoint blob with an empty name", rec.Step, runID)
+		}
+	}
+	// Encode outside the transaction: bbolt needs values to stay valid
+	// until commit.
+	chunks := encodeChunks(rec.Groups)
+	metrics := encodeMetrics(&rec)
+
+	s.waitForSnapshot()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		runs := tx.Bucket([]byte(bucketRuns))
+		r, err := getRun(runs, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != StatusRunning {
+			return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
+		}
+		if rec.Step <= r.LastStep {
+			return fmt.Errorf("commit step %d of run %s: step %d is already committed", rec.Step, runID, r.LastStep)
+		}
+		data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
+		if data == nil {
+			return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
+		}
+		mb := data.Bucket([]byte(bucketMetrics))
+		mb.FillPercent = appendFill
+		if err := mb.Put(stepKey(rec.Step), metrics); err != nil {
+			return fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
+		}
+		gb := data.Bucket([]byte(bucketGroups))
+		gb.FillPercent = appendFill
+		for _, c := range chunks {
+			if err := gb.Put(groupKey(rec.Step, c.first), c.data); err != nil {
+				return fmt.Errorf("run %s step %d: groups from %d: %w", runID, rec.Step, c.first, err)
+			}
+		}
+		if len(rec.Checkpoint) > 0 {
+			if err := s.putCheckpoint(data.Bucket([]byte(bucketCheckpoints)), rec.Step, rec.Checkpoint); err != nil {
+				return fmt.Errorf("run %s step %d: checkpoint: %w", runID, rec.Step, err)
+			}
+		}
+		r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
+		return putJSON(runs, runID, r)
+	})
+	if err != nil {
+		return fmt.Errorf("commit step %d of run %s: %w", rec.Step, runID, err)
+	}
+	return nil
+}
+
+// putCheckpoint stores the blobs under step+name and prunes old steps.
+func (s *Store) putCheckpoint(cb *bolt.Bucket, step int, blobs []Blob) error {
+	cb.FillPercent = appendFill
+	for _, b := range blobs {
+		if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
+			return err
+		}
+	}
+	if s.opts.KeepCheckpoints <= 0 {
+		return nil
+	}
+	var steps [][]byte
+	c := cb.Cursor()
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		if len(steps) == 0 || !bytes.Equal(steps[len(steps)-1], k[:8]) {
+			steps = append(steps, bytes.Clone(k[:8]))
+		}
+	}
+	for _, old := range steps[min(s.opts.KeepCheckpoints, len(steps)):] {
+		for k, _ := c.Seek(old); k != nil && bytes.HasPrefix(k, old); k, _ = c.Seek(old) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func putJSON(b *bolt.Bucket, key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding %q: %w", key, err)
+	}
+	if err := b.Put([]byte(key), raw); err != nil {
+		return fmt.Errorf("writing %q: %w", key, err)
+	}
+	return nil
+}
+
+func getRun(runs *bolt.Bucket, id string) (Run, error) {
+	raw := runs.Get([]byte(id))
+	if raw == nil {
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	var r Run
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return Run{}, fmt.Errorf("run %s: decoding: %w", id, err)
+	}
+	return r, nil
+}
+
+// RewindRun deletes every step after toStep of a run that is not finished
+// (metrics, groups and checkpoints) and sets its LastStep to toStep (−1
+// deletes all steps), so a resumed run can restart from a checkpoint older
+// than its last committed step and commit the later steps again. The run's
+// Tokens and Elapsed are taken from the metric record at toStep.
+func (s *Store) RewindRun(runID string, toStep int) error {
+	if toStep < -1 {
+		return fmt.Errorf("rewind run %s to step %d: want a step ≥ −1", runID, toStep)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		runs := tx.Bucket([]byte(bucketRuns))
+		r, err := getRun(runs, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status == StatusFinished {
+			return fmt.Errorf("run %s is finished", runID)
+		}
+		if toStep >= r.LastStep {
+			return nil
+		}
+		data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
+		if data == nil {
+			return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
+		}
+		from := stepKey(toStep + 1)
+		if toStep < 0 {
+			from = stepKey(0)
+		}
+		for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
+			c := data.Bucket([]byte(name)).Cursor()
+			for k, _ := c.Seek(from); k != nil; k, _ = c.Seek(from) {
+				if err := c.Delete(); err != nil {
+					return err
+				}
+			}
+		}
+		r.LastStep, r.Tokens, r.Elapsed = toStep, 0, 0
+		if toStep >= 0 {
+			c := data.Bucket([]byte(bucketMetrics)).Cursor()
+			if k, v := c.Last(); k != nil {
+				m, err := decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+				if err != nil {
+					return err
+				}
+				r.LastStep, r.Tokens, r.Elapsed = m.Step, m.Tokens, m.Elapsed
+			} else {
+				r.LastStep = -1
+			}
+		}
+		return putJSON(runs, runID, r)
+	})
+	if err != nil {
+		return fmt.Errorf("rewind run %s to step %d: %w", runID, toStep, err)
+	}
+	return nil
+}
