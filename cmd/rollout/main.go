@@ -47,5 +47,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newConfigCmd(), newTTCCmd(), newRunCmd())
+	root.AddCommand(newReadCmds()...)
 	return root
 }

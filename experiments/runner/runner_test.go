@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// testConfig writes a random tiny checkpoint and a config of 2 variants ×
+// 2 seeds of short runs that start from it (no pretraining).
+func testConfig(t *testing.T, dir string, steps int) *config.File {
+	t.Helper()
+	ckpt := filepath.Join(dir, "base")
+	if _, err := os.Stat(ckpt); err != nil {
+		cfg, _ := policy.Size("tiny")
+		m, err := policy.NewModel(cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := policy.Save(ckpt, m, policy.DefaultTokenizer()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := fmt.Sprintf(`name: tiny-test
+task: {name: add, params: {digits: 1}}
+checkpoint: base
+train: {steps: %d, prompts_per_step: 2, max_resample_rounds: 0, lr: 1.0e-3, max_staleness: 1, correction: tis}
+eval: {every: 2, prompts: 4, samples: 2, k: 2}
+seeds: [1, 2]
+ablate:
+  rollout.strategy: [flat, entropy_tree]
+variants:
+  - name: a
+    set: {rollout.params: {}}
+`, steps)
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// series returns every run's metrics, wall times left out, by run id.
+func series(t *testing.T, path string) map[string][]map[string]float64 {
+	t.Helper()
+	st, err := tracking.Open(path, tracking.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs("tiny-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]map[string]float64{}
+	for _, r := range runs {
+		ms, err := st.Metrics(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			vals := map[string]float64{"step": float64(m.Step), "tokens": float64(m.Tokens)}
+			for k, v := range m.Values {
+				if !strings.HasPrefix(k, "timing_s/") {
+					vals[k] = v
+				}
+			}
+			out[r.ID] = append(out[r.ID], vals)
+		}
+	}
+	return out
+}
+
+func sameSeries(t *testing.T, what string, a, b map[string][]map[string]float64) {
+	t.Helper()
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%s: %d runs against %d", what, len(a), len(b))
+	}
+	for id, sa := range a {
+		sb := b[id]
+		if len(sa) != len(sb) {
+			t.Fatalf("%s: run %s has %d steps against %d", what, id, len(sa), len(sb))
+		}
+		for i := range sa {
+			if len(sa[i]) != len(sb[i]) {
+				t.Fatalf("%s: run %s step %d: %d metrics against %d", what, id, i, len(sa[i]), len(sb[i]))
+			}
+			for k, v := range sa[i] {
+				if sb[i][k] != v {
+					t.Fatalf("%s: run %s step %d %s: %v against %v", what, id, i, k, v, sb[i][k])
+				}
+			}
+		}
+	}
+}
+
+func runInto(t *testing.T, f *config.File, path string, workers int) Summary {
+	t.Helper()
+	st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sum, err := Run(context.Background(), f, st, Options{Workers: workers, CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// The same config gives bit-identical metrics with 1 worker and with 4,
+// and a second run of it skips the finished runs.
+func TestResultsDoNotDependOnWorkers(t *testing.T) {
+	dir := t.TempDir()
+	f := testConfig(t, dir, 3)
+	one, four := filepath.Join(dir, "one.db"), filepath.Join(dir, "four.db")
+	if s := runInto(t, f, one, 1); s.Finished != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+	runInto(t, f, four, 4)
+	sameSeries(t, "1 vs 4 workers", series(t, one), series(t, four))
+	if s := runInto(t, f, four, 2); s.Skipped != 4 || s.Finished != 0 {
+		t.Fatalf("rerun: %+v, want 4 skipped", s)
+	}
+	for id, s := range series(t, one) {
+		if len(s) != 4 { // step 0 (the base policy's evaluation) and 3 steps
+			t.Fatalf("run %s: %d steps recorded, want 4", id, len(s))
+		}
+		if _, ok := s[0]["eval/acc"]; !ok {
+			t.Fatalf("run %s: step 0 has no evaluation", id)
+		}
+		if _, ok := s[3]["eval/acc"]; !ok {
+			t.Fatalf("run %s: the last step has no evaluation", id)
+		}
+	}
+}
+
+// The child process of TestResumeAfterKill: it runs the config into the
+// store and prints a line per committed step until it is killed.
+func TestRunnerChild(t *testing.T) {
+	dir := os.Getenv("ROLLOUT_RUNNER_CHILD")
+	if dir == "" {
+		t.Skip("helper process of TestResumeAfterKill")
+	}
+	f := testConfig(t, dir, 6)
+	st, err := tracking.Open(filepath.Join(dir, "killed.db"), tracking.Options{KeepCheckpoints: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	Run(context.Background(), f, st, Options{Workers: 1, CacheDir: dir, Progress: printer{}})
+}
+
+type printer struct{ nopProgress }
+
+func (printer) Step(r config.Run, step int, _ map[string]float64) {
+	fmt.Printf("committed %s %d\n", r.ID, step)
+}
+
+// A run killed with SIGKILL mid-way resumes from its last committed step
+// and ends bit-identical to an uninterrupted run.
+func TestResumeAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	f := testConfig(t, dir, 6)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestRunnerChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "ROLLOUT_RUNNER_CHILD="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	commits := 0
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "committed ") {
+			commits++
+			if commits == 10 { // mid-way through the second run
+				break
+			}
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if commits < 10 {
+		t.Fatalf("child committed only %d steps before it ended", commits)
+	}
+
+	killed := filepath.Join(dir, "killed.db")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := tracking.Open(killed, tracking.Options{KeepCheckpoints: 1})
+		if err == nil {
+			st.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store still locked after the kill: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	sum := runInto(t, f, killed, 2)
+	if sum.Finished+sum.Skipped != 4 || sum.Skipped < 1 {
+		t.Fatalf("resume summary %+v", sum)
+	}
+	whole := filepath.Join(dir, "whole.db")
+	runInto(t, f, whole, 2)
+	sameSeries(t, "killed and resumed vs uninterrupted", series(t, killed), series(t, whole))
+}
