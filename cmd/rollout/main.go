@@ -14,7 +14,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -26,16 +28,24 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-func main() {
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run executes the command line and returns the exit status: 0, 2 for bad
+// input (flags, configs, names), 1 for other failures.
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "rollout:", err)
+		fmt.Fprintln(stderr, "rollout:", err)
 		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
+		if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "arg(s)") {
+			return 2
 		}
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 func newRootCmd() *cobra.Command {

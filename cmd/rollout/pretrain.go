@@ -57,7 +57,7 @@ runs that share it train it once.`,
 			if err != nil {
 				return err
 			}
-			pr := newProgress(os.Stderr)
+			pr := newProgress(cmd.ErrOrStderr())
 			defer pr.wait()
 			seen := map[string]bool{}
 			for _, v := range f.Variants {

@@ -22,8 +22,9 @@ type progress struct {
 	last map[string]time.Time
 }
 
-func newProgress(out *os.File) *progress {
-	pr := &progress{out: out, tty: isatty.IsTerminal(out.Fd()), last: map[string]time.Time{}}
+func newProgress(out io.Writer) *progress {
+	f, ok := out.(*os.File)
+	pr := &progress{out: out, tty: ok && isatty.IsTerminal(f.Fd()), last: map[string]time.Time{}}
 	if pr.tty {
 		pr.p = mpb.New(mpb.WithOutput(out), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
 	}

@@ -16,7 +16,7 @@ import (
 
 // openRead opens the store for a reading command: read-only, and while a
 // run is writing it, as a snapshot (the store says so).
-func openRead(flag string) (*tracking.Store, error) {
+func openRead(cmd *cobra.Command, flag string) (*tracking.Store, error) {
 	st, err := tracking.Open(storePath(flag), tracking.Options{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -26,7 +26,7 @@ func openRead(flag string) (*tracking.Store, error) {
 		if who != nil {
 			holder = who.String()
 		}
-		fmt.Fprintf(os.Stderr, "note: %s is being written by %s; reading a snapshot taken now\n", st.Path(), holder)
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is being written by %s; reading a snapshot taken now\n", st.Path(), holder)
 	}
 	return st, nil
 }
@@ -52,7 +52,7 @@ func newReadCmds() []*cobra.Command {
 	ls := &cobra.Command{
 		Use: "ls [EXPERIMENT]", Short: "List experiments and runs with status and progress", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ func newReadCmds() []*cobra.Command {
 	show := &cobra.Command{
 		Use: "show RUN", Short: "Show a run: its record and its last metrics", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ func newReadCmds() []*cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}
@@ -155,7 +155,7 @@ func newReadCmds() []*cobra.Command {
 			if !strings.HasSuffix(out, ".png") && !strings.HasSuffix(out, ".svg") {
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}
@@ -179,7 +179,7 @@ func newReadCmds() []*cobra.Command {
 		Short: "Print the rollout trees of a step, as rollout sample prints them",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}
@@ -231,7 +231,7 @@ func newReadCmds() []*cobra.Command {
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
-			st, err := openRead(store)
+			st, err := openRead(cmd, store)
 			if err != nil {
 				return err
 			}

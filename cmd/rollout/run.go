@@ -79,7 +79,7 @@ the steps in flight commit. At the end it prints the comparison table (rollout r
 
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			pr := newProgress(os.Stderr)
+			pr := newProgress(cmd.ErrOrStderr())
 			view := newRunView(pr, len(f.Runs())/sh.Count)
 			sum, runErr := runner.Run(ctx, f, st, runner.Options{
 				Workers: workers, Shard: sh, CacheDir: dir, Version: tracking.BuildVersion(), Progress: view,

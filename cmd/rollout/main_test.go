@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// rollout runs the command line in-process and returns its exit status
+// and output.
+func rollout(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// Bad input exits with status 2 and a message that names what is wrong.
+func TestBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("task: {name: add}\ntrain:\n  lrr: 1\n"), 0o644)
+	store := filepath.Join(dir, "s.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nosuch"}, "unknown command"},
+		{[]string{"task", "show", "sudoku"}, `unknown task "sudoku"`},
+		{[]string{"task", "show", "add", "--split", "test"}, `unknown split "test"`},
+		{[]string{"task", "verify", "add", "--prompt", "12+3x", "--response", "1"}, "--prompt"},
+		{[]string{"model", "init", "--size", "huge", "--out", dir}, `--size: unknown model size "huge"`},
+		{[]string{"model", "init", "--size", "tiny", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"config", "show", bad}, "bad.yaml:3: train.lrr: unknown key"},
+		{[]string{"config", "show", bad, "--set", "train.lr"}, "override must be key=value"},
+		{[]string{"run", bad, "--store", store}, "train.lrr: unknown key"},
+		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"run", bad, "--shard", "3/2"}, "train.lrr"},
+		{[]string{"sample", "--task", "add", "--strategy", "beam", "--checkpoint", dir}, `unknown strategy "beam"`},
+		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--set", "t=0", "--checkpoint", dir}, "entropy_tree"},
+		{[]string{"report", "x", "--at", "sometime", "--store", store}, `--at "sometime"`},
+		{[]string{"plot", "x", "--metric", "m", "--out", "p.gif", "--store", store}, "want a .png or .svg file"},
+	} {
+		code, _, errOut := rollout(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, errOut)
+		}
+		if !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: stderr %q, want it to contain %q", tc.args, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("a refused run created the store %s", store)
+	}
+}
+
+func TestTaskVerifyPrintsJSON(t *testing.T) {
+	code, out, errOut := rollout(t, "task", "verify", "add", "--prompt", "12+34", "--response", "6 4=46")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Reward float64 `json:"reward"`
+		Reason string  `json:"reason"`
+		Answer string  `json:"answer"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Reward != 1 || v.Reason != "correct" || v.Answer != "46" {
+		t.Fatalf("output %q (%v)", out, err)
+	}
+	code, out, _ = rollout(t, "task", "verify", "add", "--prompt", "12+34", "--response", "((((")
+	if code != 0 || !strings.Contains(out, `"reward":0`) {
+		t.Fatalf("garbage response: exit %d, %q", code, out)
+	}
+}
+
+// model init, logits and sample --json work on a fresh checkpoint, and the
+// JSON of sample has the documented shape.
+func TestModelAndSample(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if code, _, e := rollout(t, "model", "init", "--size", "tiny", "--seed", "3", "--out", dir); code != 0 {
+		t.Fatal(e)
+	}
+	code, out, e := rollout(t, "model", "logits", dir, "--text", "12+3")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var lg struct {
+		Tokens []int       `json:"tokens"`
+		Logits [][]float64 `json:"logits"`
+	}
+	if err := json.Unmarshal([]byte(out), &lg); err != nil || len(lg.Tokens) != 5 || len(lg.Logits) != 5 || len(lg.Logits[0]) != 64 {
+		t.Fatalf("logits output: %v, %d tokens", err, len(lg.Tokens))
+	}
+	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--set", "m=2", "--set", "n=1", "--set", "t=2", "--json", "--budget", "400")
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var g struct {
+		Prompt   string `json:"prompt"`
+		Strategy string `json:"strategy"`
+		Budget   struct {
+			Limit     *int64 `json:"limit"`
+			Generated int64  `json:"generated_tokens"`
+		} `json:"budget"`
+		Nodes []struct {
+			ID      int   `json:"id"`
+			Parent  *int  `json:"parent"`
+			ForkAt  *int  `json:"fork_at"`
+			Tokens  []int `json:"tokens"`
+			Logprob []any `json:"logprobs"`
+		} `json:"nodes"`
+		Leaves []struct {
+			Node       int       `json:"node"`
+			Reason     string    `json:"reason"`
+			Advantages []float64 `json:"advantages"`
+		} `json:"leaves"`
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatalf("sample --json: %v\n%s", err, out)
+	}
+	if g.Strategy != "entropy_tree" || g.Budget.Limit == nil || *g.Budget.Limit != 400 || g.Budget.Generated > 400 || len(g.Leaves) == 0 {
+		t.Fatalf("sample --json: %+v", g)
+	}
+	roots := 0
+	for _, n := range g.Nodes {
+		if n.Parent == nil {
+			roots++
+		} else if n.ForkAt == nil {
+			t.Fatalf("node %d has a parent but no fork_at", n.ID)
+		}
+		if len(n.Logprob) != len(n.Tokens) {
+			t.Fatalf("node %d: %d logprobs for %d tokens", n.ID, len(n.Logprob), len(n.Tokens))
+		}
+	}
+	if roots != 2 {
+		t.Fatalf("%d roots, want m=2", roots)
+	}
+}
+
+// A whole experiment through the command line: run, the reading commands,
+// a rerun that skips, merge twice, and a writer that finds the store busy.
+func TestRunAndReadingCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an experiment")
+	}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "base")
+	if code, _, e := rollout(t, "model", "init", "--size", "tiny", "--out", ckpt); code != 0 {
+		t.Fatal(e)
+	}
+	cfg := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(cfg, []byte(`name: cli
+task: {name: add, params: {digits: 1}}
+checkpoint: base
+train: {steps: 2, prompts_per_step: 2, max_resample_rounds: 0}
+eval: {every: 1, prompts: 3, samples: 2, k: 2}
+seeds: [1, 2]
+ablate: {rollout.strategy: [flat, random_tree]}
+`), 0o644)
+	store := filepath.Join(dir, "s.db")
+	code, out, e := rollout(t, "run", cfg, "--store", store, "--cache", dir, "--workers", "2")
+	if code != 0 || !strings.Contains(out, "4 finished") || !strings.Contains(out, "strategy=random_tree") {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, e)
+	}
+	code, out, _ = rollout(t, "run", cfg, "--store", store, "--cache", dir)
+	if code != 0 || !strings.Contains(out, "4 already done") {
+		t.Fatalf("rerun: exit %d\n%s", code, out)
+	}
+	code, out, _ = rollout(t, "ls", "--store", store)
+	if code != 0 || strings.Count(out, "finished") != 4 {
+		t.Fatalf("ls:\n%s", out)
+	}
+	code, out, _ = rollout(t, "report", "cli", "--store", store, "--format", "csv", "--metric", "eval/acc")
+	if code != 0 || !strings.Contains(out, "strategy=flat") {
+		t.Fatalf("report:\n%s", out)
+	}
+	st, err := tracking.Open(store, tracking.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := st.Runs("cli")
+	st.Close()
+	code, out, e = rollout(t, "trees", runs[0].ID, "--store", store, "--step", "1", "--group", "0")
+	if code != 0 || !strings.Contains(out, "group 0") || !strings.Contains(out, "tree 0") {
+		t.Fatalf("trees: exit %d\n%s%s", code, out, e)
+	}
+	code, out, _ = rollout(t, "export", "cli", "--what", "trajectories", "--format", "jsonl", "--store", store)
+	if code != 0 || strings.Count(out, "\n") < 8 {
+		t.Fatalf("export:\n%s", out)
+	}
+	png := filepath.Join(dir, "acc.png")
+	if code, _, e := rollout(t, "plot", "cli", "--metric", "eval/acc", "--x", "tokens", "--out", png, "--store", store); code != 0 {
+		t.Fatal(e)
+	}
+	if b, _ := os.ReadFile(png); !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Fatal("plot wrote no PNG")
+	}
+	merged := filepath.Join(dir, "m.db")
+	if code, _, e := rollout(t, "merge", store, "--into", merged); code != 0 {
+		t.Fatal(e)
+	}
+	code, out, _ = rollout(t, "merge", store, "--into", merged)
+	if code != 0 || !strings.Contains(out, "0 experiments and 0 runs copied, 4 runs already there") {
+		t.Fatalf("second merge: %s", out)
+	}
+
+	// A writer holds the store: another run says who, quickly; report
+	// still reads (a snapshot).
+	holder, err := tracking.Open(store, tracking.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	start := time.Now()
+	code, _, e = rollout(t, "run", cfg, "--store", store, "--cache", dir)
+	if code == 0 || !strings.Contains(e, "is locked by") || time.Since(start) > 5*time.Second {
+		t.Fatalf("run on a locked store: exit %d after %s: %s", code, time.Since(start), e)
+	}
+	code, out, e = rollout(t, "report", "cli", "--store", store)
+	if code != 0 || !strings.Contains(e, "reading a snapshot") || !strings.Contains(out, "strategy=flat") {
+		t.Fatalf("report while a writer holds the store: exit %d\n%s\n%s", code, out, e)
+	}
+}
