@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"math/rand/v2"
 	"testing"
 
@@ -258,5 +260,72 @@ func TestNewBatchRejectsBadInput(t *testing.T) {
 		if _, err := m.NewBatch(tc.seqs); err == nil {
 			t.Errorf("%s: no error", tc.name)
 		}
+	}
+}
+
+// hfTinyConfig is the shape of the committed Hugging Face reference model.
+var hfTinyConfig = Config{VocabSize: 64, Dim: 32, Hidden: 48, Layers: 2, Heads: 4, KVHeads: 4, MaxSeq: 16, NormEps: 1e-5, RopeTheta: 10000}
+
+// TestWriteHFReference regenerates testdata/hf_tiny (weights and token
+// sequences) when ROLLOUT_WRITE_HF=1; testdata/hf_llama_reference.py then
+// computes the reference logits with Hugging Face's Llama forward pass.
+func TestWriteHFReference(t *testing.T) {
+	if os.Getenv("ROLLOUT_WRITE_HF") == "" {
+		t.Skip("set ROLLOUT_WRITE_HF=1 to regenerate testdata/hf_tiny")
+	}
+	m := randomModel(t, hfTinyConfig, 42)
+	if err := Save("testdata/hf_tiny", m, DefaultTokenizer()); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	seqs := randomSeqs(rng, 3, 5, hfTinyConfig.MaxSeq, hfTinyConfig.VocabSize)
+	b, _ := json.Marshal(seqs)
+	if err := os.WriteFile("testdata/hf_tiny/sequences.json", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The model computes the same function as Hugging Face's LlamaForCausalLM:
+// logits of the committed checkpoint equal those of the reference forward
+// pass (testdata/hf_llama_reference.py, PyTorch), on both paths.
+func TestMatchesHuggingFaceLlama(t *testing.T) {
+	m, _, err := Load("testdata/hf_tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile("testdata/hf_tiny/logits.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Sequences [][]int       `json:"sequences"`
+		Logits    [][][]float64 `json:"logits"`
+	}
+	if err := json.Unmarshal(raw, &ref); err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.NewBatch(ref.Sequences)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train := data(m.Logits(b))
+	e := NewEngine(m)
+	var worst float64
+	for i, s := range ref.Sequences {
+		inf, err := e.Logits(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := range s {
+			for j, want := range ref.Logits[i][p] {
+				got := train[b.Row(i, p)*m.Config.VocabSize+j]
+				worst = math.Max(worst, relErr(got, float32(want)))
+				worst = math.Max(worst, relErr(inf[p][j], float32(want)))
+			}
+		}
+	}
+	t.Logf("worst relative error against the Hugging Face reference: %.2g", worst)
+	if worst > 1e-4 {
+		t.Fatalf("logits differ from Hugging Face Llama: worst relative error %.3g", worst)
 	}
 }
