@@ -275,7 +275,7 @@ func TestRLRaisesAccuracy(t *testing.T) {
 	}
 	tk, _ := task.New("add", task.AddParams{Digits: 2, Scratchpad: true})
 	ptCfg := pretrain.DefaultConfig()
-	ptCfg.Steps, ptCfg.EvalPrompts = 300, 100
+	ptCfg.Steps, ptCfg.EvalPrompts, ptCfg.LR = 300, 100, 3e-3
 	base, err := pretrain.Train(context.Background(), tk, ptCfg, nil)
 	if err != nil {
 		t.Fatal(err)

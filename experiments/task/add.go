@@ -16,14 +16,14 @@ import (
 // carry-in as two digits, then "=" and the sum: "15 12 12=1225" (8+7+0=15,
 // 5+6+1=12, 7+4+1=12). Without it the response is the sum alone: "1225".
 type AddParams struct {
-	// Digits of each operand, in 1..18. Default 3.
+	// Digits of each operand, in 1..18. Default 4.
 	Digits int `yaml:"digits" json:"digits"`
 	// Scratchpad writes the column sums before the answer. Default true.
 	Scratchpad bool `yaml:"scratchpad" json:"scratchpad"`
 }
 
-// DefaultAddParams returns the defaults: 3 digits, with the scratchpad.
-func DefaultAddParams() AddParams { return AddParams{Digits: 3, Scratchpad: true} }
+// DefaultAddParams returns the defaults: 4 digits, with the scratchpad.
+func DefaultAddParams() AddParams { return AddParams{Digits: 4, Scratchpad: true} }
 
 // Validate reports parameters out of range, naming the field.
 func (p AddParams) Validate() error {

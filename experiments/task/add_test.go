@@ -103,7 +103,7 @@ func TestAddDemoAndAnswerStart(t *testing.T) {
 }
 
 func TestAddParsePromptErrors(t *testing.T) {
-	tk, _ := NewAdd(DefaultAddParams())
+	tk, _ := NewAdd(AddParams{Digits: 3, Scratchpad: true})
 	for _, c := range []struct{ text, want string }{
 		{"", "empty prompt"},
 		{"758-467", "want A+B"},
