@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/experiments/config"
-	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -123,14 +122,14 @@ func newRunView(pr *progress, total int) *runView {
 	return &runView{pr: pr, total: total, bars: map[string]*bar{}, steps: map[string]int{}}
 }
 
-func (v *runView) Pretrain(taskName string, s pretrain.Step) {
+func (v *runView) Prepare(what string, step, steps int, loss float64) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.pre == nil {
-		v.pre = v.pr.add("pretrain "+taskName, s.Steps)
+		v.pre = v.pr.add(what, steps)
 	}
-	v.pre.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
-	if s.Step == s.Steps {
+	v.pre.set(step, fmt.Sprintf(" loss %.3f", loss))
+	if step == steps {
 		v.pre = nil
 	}
 }

@@ -83,7 +83,7 @@ m, n, l, t; segment_tree: s, b, w).`,
 				return usageError{err}
 			}
 			g := groups[0]
-			if err := rl.Score(t, tok, p, g, est); err != nil {
+			if err := rl.Score(t, nil, tok, p, g, est); err != nil {
 				return err
 			}
 			// Text as the tokenizer writes it: special tokens inside a

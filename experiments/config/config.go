@@ -36,6 +36,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search"
@@ -62,6 +63,13 @@ type Experiment struct {
 	Train rl.Config `yaml:"train" json:"train"`
 	// Eval is the held-out evaluation.
 	Eval rl.EvalConfig `yaml:"eval" json:"eval"`
+	// Reward weighs the reward's terms: verifier, model (a learned reward
+	// model), format and length (see package reward). Default: the
+	// verifier alone.
+	Reward reward.Config `yaml:"reward" json:"reward"`
+	// RewardModel says how the reward model is built from the base policy
+	// when reward.model > 0 (trained once per base policy, then cached).
+	RewardModel reward.BuildConfig `yaml:"reward_model" json:"reward_model"`
 }
 
 // Task names a task and its parameters.
@@ -408,6 +416,12 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 	if err := cfg.Eval.Validate(); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
 	}
+	if err := cfg.Reward.Validate(); err != nil {
+		return cfg, &Error{File: path, Line: lineOf(find(n, "reward"), n), Msg: err.Error()}
+	}
+	if err := cfg.RewardModel.Validate(); err != nil {
+		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
+	}
 	return cfg, nil
 }
 
@@ -417,11 +431,13 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 // default, zero values included.
 func Defaults() Experiment {
 	return Experiment{
-		Model:    "tiny",
-		Pretrain: pretrain.DefaultConfig(),
-		Rollout:  Rollout{Strategy: "flat", Temperature: 1, TopP: 1},
-		Train:    rl.DefaultConfig(),
-		Eval:     rl.DefaultEvalConfig(),
+		Model:       "tiny",
+		Pretrain:    pretrain.DefaultConfig(),
+		Rollout:     Rollout{Strategy: "flat", Temperature: 1, TopP: 1},
+		Train:       rl.DefaultConfig(),
+		Eval:        rl.DefaultEvalConfig(),
+		Reward:      reward.DefaultConfig(),
+		RewardModel: reward.DefaultBuildConfig(),
 	}
 }
 

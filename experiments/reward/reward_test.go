@@ -231,12 +231,12 @@ func TestTrainErrors(t *testing.T) {
 		want string
 	}{
 		{"no data", nil, TrainConfig{}, "no examples"},
-		{"negative steps", good, TrainConfig{Steps: -1}, "reward_model.steps"},
-		{"negative lr", good, TrainConfig{LR: -1}, "reward_model.lr"},
-		{"NaN head lr", good, TrainConfig{HeadLR: math.NaN()}, "reward_model.head_lr"},
-		{"negative batch", good, TrainConfig{BatchSize: -2}, "reward_model.batch_size"},
-		{"negative clip", good, TrainConfig{MaxGradNorm: -1}, "reward_model.max_grad_norm"},
-		{"negative decay", good, TrainConfig{WeightDecay: -1}, "reward_model.weight_decay"},
+		{"negative steps", good, TrainConfig{Steps: -1}, "reward_model.train.steps"},
+		{"negative lr", good, TrainConfig{LR: -1}, "reward_model.train.lr"},
+		{"NaN head lr", good, TrainConfig{HeadLR: math.NaN()}, "reward_model.train.head_lr"},
+		{"negative batch", good, TrainConfig{BatchSize: -2}, "reward_model.train.batch_size"},
+		{"negative clip", good, TrainConfig{MaxGradNorm: -1}, "reward_model.train.max_grad_norm"},
+		{"negative decay", good, TrainConfig{WeightDecay: -1}, "reward_model.train.weight_decay"},
 		{"unknown character", []Example{{Prompt: "1+2", Response: "A"}}, TrainConfig{Steps: 1}, `example 0`},
 		{"too long", []Example{{Prompt: "1+2", Response: strings.Repeat("1", 40)}}, TrainConfig{Steps: 1}, "max_position_embeddings 32"},
 	}

@@ -53,17 +53,17 @@ func (c TrainConfig) Defaults() TrainConfig {
 func (c TrainConfig) Validate() error {
 	switch {
 	case c.Steps < 0:
-		return fmt.Errorf("reward_model.steps = %d, want ≥ 0", c.Steps)
+		return fmt.Errorf("reward_model.train.steps = %d, want ≥ 0", c.Steps)
 	case c.BatchSize < 1:
-		return fmt.Errorf("reward_model.batch_size = %d, want ≥ 1", c.BatchSize)
+		return fmt.Errorf("reward_model.train.batch_size = %d, want ≥ 1", c.BatchSize)
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
-		return fmt.Errorf("reward_model.lr = %g, want > 0", c.LR)
+		return fmt.Errorf("reward_model.train.lr = %g, want > 0", c.LR)
 	case !(c.HeadLR > 0) || math.IsInf(c.HeadLR, 0):
-		return fmt.Errorf("reward_model.head_lr = %g, want > 0", c.HeadLR)
+		return fmt.Errorf("reward_model.train.head_lr = %g, want > 0", c.HeadLR)
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
-		return fmt.Errorf("reward_model.weight_decay = %g, want ≥ 0", c.WeightDecay)
+		return fmt.Errorf("reward_model.train.weight_decay = %g, want ≥ 0", c.WeightDecay)
 	case !(c.MaxGradNorm > 0) || math.IsInf(c.MaxGradNorm, 0):
-		return fmt.Errorf("reward_model.max_grad_norm = %g, want > 0", c.MaxGradNorm)
+		return fmt.Errorf("reward_model.train.max_grad_norm = %g, want > 0", c.MaxGradNorm)
 	}
 	return nil
 }

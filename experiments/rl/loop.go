@@ -22,6 +22,7 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
@@ -40,9 +41,12 @@ type Setup struct {
 	// Budget is the per-prompt token budget (0: none).
 	Budget int64
 	// Int8 samples from an int8 copy of the policy.
-	Int8  bool
-	Train Config
-	Seed  uint64
+	Int8 bool
+	// Reward mixes the verifier with a reward model and shaping terms;
+	// nil rewards by the verifier alone.
+	Reward *reward.Mixer
+	Train  Config
+	Seed   uint64
 }
 
 // Loop is a training run in progress.
@@ -276,7 +280,7 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	}
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
-		if err := Score(l.s.Task, l.s.Tokenizer, prompts[i], g, l.estimator); err != nil {
+		if err := Score(l.s.Task, l.s.Reward, l.s.Tokenizer, prompts[i], g, l.estimator); err != nil {
 			return nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i]}
@@ -284,12 +288,29 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	return out, nil
 }
 
-// Score grades every leaf of a group with the task's verifier and sets the
-// estimator's advantages.
-func Score(t task.Task, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
-	for _, leaf := range g.Leaves() {
-		v := t.Verify(p, ResponseText(tok, leaf.Response()))
-		leaf.SetOutcome(v.Reward, string(v.Reason))
+// Score rewards every leaf of a group — by the task's verifier, or by the
+// mixer's weighted terms when mix is not nil — and sets the estimator's
+// advantages. A leaf's reason is always the verifier's.
+func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
+	leaves := g.Leaves()
+	if mix == nil {
+		for _, leaf := range leaves {
+			v := t.Verify(p, ResponseText(tok, leaf.Response()))
+			leaf.SetOutcome(v.Reward, string(v.Reason))
+		}
+	} else {
+		prompts := make([]task.Prompt, len(leaves))
+		texts := make([]string, len(leaves))
+		for i, leaf := range leaves {
+			prompts[i], texts[i] = p, ResponseText(tok, leaf.Response())
+		}
+		scored, err := mix.Score(prompts, texts)
+		if err != nil {
+			return fmt.Errorf("rl: reward: %w", err)
+		}
+		for i, leaf := range leaves {
+			leaf.SetOutcome(scored[i].Reward, string(scored[i].Verdict.Reason))
+		}
 	}
 	if err := search.SetAdvantages(g, est); err != nil {
 		return fmt.Errorf("rl: advantages: %w", err)

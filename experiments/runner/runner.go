@@ -20,6 +20,7 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
@@ -49,8 +50,9 @@ type Shard struct{ Index, Count int }
 // Progress receives the runner's events. Its methods may be called from
 // several goroutines at once.
 type Progress interface {
-	// Pretrain reports a base policy's pretraining step.
-	Pretrain(taskName string, step pretrain.Step)
+	// Prepare reports a step of making what runs share: a base policy's
+	// pretraining or a reward model's training.
+	Prepare(what string, step, steps int, loss float64)
 	// Start reports a run starting (or resuming after step from).
 	Start(run config.Run, steps, from int)
 	// Step reports a committed step.
@@ -112,6 +114,28 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		}
 		bases[key] = dir
 	}
+	rewardModels := map[string]string{}
+	for _, r := range runs {
+		c := r.Config
+		if c.Reward.Model == 0 {
+			continue
+		}
+		key := baseKey(c) + fmt.Sprintf(" %+v", c.RewardModel)
+		if _, ok := rewardModels[key]; ok {
+			continue
+		}
+		t, err := task.New(c.Task.Name, c.Task.Params)
+		if err != nil {
+			return sum, err
+		}
+		dir, _, _, err := reward.Cached(ctx, opts.CacheDir, bases[baseKey(c)], t, c.Task.Params, c.RewardModel, func(s reward.Step) {
+			opts.Progress.Prepare("reward model "+c.Task.Name, s.Step, s.Steps, s.Loss)
+		})
+		if err != nil {
+			return sum, fmt.Errorf("reward model for %s: %w", c.Task.Name, err)
+		}
+		rewardModels[key] = dir
+	}
 
 	var mu sync.Mutex
 	var firstErr error
@@ -122,7 +146,8 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		go func() {
 			defer wg.Done()
 			for r := range jobs {
-				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], store, opts)
+				rmDir := rewardModels[baseKey(r.Config)+fmt.Sprintf(" %+v", r.Config.RewardModel)]
+				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], rmDir, store, opts)
 				opts.Progress.Done(r, err)
 				mu.Lock()
 				switch {
@@ -180,7 +205,7 @@ func basePolicy(ctx context.Context, c config.Experiment, opts Options) (string,
 		return "", err
 	}
 	dir, _, _, err := pretrain.Cached(ctx, opts.CacheDir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
-		opts.Progress.Pretrain(c.Task.Name, s)
+		opts.Progress.Prepare("pretrain "+c.Task.Name, s.Step, s.Steps, s.Loss)
 	})
 	if err != nil {
 		return "", fmt.Errorf("pretrain base policy for %s: %w", c.Task.Name, err)
@@ -189,7 +214,7 @@ func basePolicy(ctx context.Context, c config.Experiment, opts Options) (string,
 }
 
 // runOne runs (or resumes, or skips) one run.
-func runOne(ctx context.Context, r config.Run, experiment, baseDir string, store *tracking.Store, opts Options) (outcome, error) {
+func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options) (outcome, error) {
 	c := r.Config
 	text, err := config.Marshal(c)
 	if err != nil {
@@ -230,10 +255,22 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir string, store
 	if err != nil {
 		return fail(err)
 	}
+	var mix *reward.Mixer
+	if c.Reward != reward.DefaultConfig() {
+		var rm *reward.Model
+		if c.Reward.Model != 0 {
+			if rm, err = reward.Load(rewardDir); err != nil {
+				return fail(err)
+			}
+		}
+		if mix, err = reward.NewMixer(c.Reward, t, rm); err != nil {
+			return fail(err)
+		}
+	}
 	loop, err := rl.New(rl.Setup{
 		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
 		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, Int8: c.Rollout.Int8,
-		Train: c.Train, Seed: r.Seed,
+		Reward: mix, Train: c.Train, Seed: r.Seed,
 	})
 	if err != nil {
 		return fail(err)
@@ -368,7 +405,7 @@ func GroupRecord(sg rl.ScoredGroup, tok *policy.Tokenizer) tracking.Group {
 
 type nopProgress struct{}
 
-func (nopProgress) Pretrain(string, pretrain.Step)           {}
+func (nopProgress) Prepare(string, int, int, float64)        {}
 func (nopProgress) Start(config.Run, int, int)               {}
 func (nopProgress) Step(config.Run, int, map[string]float64) {}
 func (nopProgress) Done(config.Run, error)                   {}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -224,4 +226,71 @@ func TestResumeAfterKill(t *testing.T) {
 	whole := filepath.Join(dir, "whole.db")
 	runInto(t, f, whole, 2)
 	sameSeries(t, "killed and resumed vs uninterrupted", series(t, killed), series(t, whole))
+}
+
+// Runs with a learned reward model in the mix train it once (then it is
+// cached) and reward by the mix.
+func TestRewardModelMix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pretrains a base policy")
+	}
+	dir := t.TempDir()
+	// A base policy that answers some prompts right, so the reward model
+	// sees both labels.
+	tk, _ := task.New("add", task.AddParams{Digits: 1, Scratchpad: true})
+	pc := pretrain.DefaultConfig()
+	pc.Steps, pc.BatchSize, pc.LR, pc.EvalPrompts = 150, 16, 3e-3, 10
+	base, err := pretrain.Train(context.Background(), tk, pc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := policy.Save(filepath.Join(dir, "base"), base.Model, base.Tokenizer); err != nil {
+		t.Fatal(err)
+	}
+	src := `name: rm
+task: {name: add, params: {digits: 1}}
+checkpoint: base
+train: {steps: 2, prompts_per_step: 2, filter_groups: false}
+eval: {every: 2, prompts: 2, samples: 2, k: 2}
+reward: {verifier: 1, model: 0.5, length: 0.1}
+reward_model: {prompts: 16, samples: 2, eval_prompts: 8, train: {steps: 3, batch_size: 8}}
+seeds: [1, 2]
+`
+	path := filepath.Join(dir, "rm.yaml")
+	os.WriteFile(path, []byte(src), 0o644)
+	f, err := config.Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tracking.Open(filepath.Join(dir, "rm.db"), tracking.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cache := t.TempDir()
+	sum, err := Run(context.Background(), f, st, Options{Workers: 2, CacheDir: cache})
+	if err != nil || sum.Finished != 2 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(cache, "reward"))
+	if len(entries) != 1 {
+		t.Fatalf("%d cached reward models, want 1", len(entries))
+	}
+	runs, _ := st.Runs("rm")
+	groups, err := st.Groups(runs[0].ID, 1)
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("groups: %v", err)
+	}
+	// With a length term and a model term, rewards are not just 0 or 1.
+	mixed := false
+	for _, g := range groups {
+		for _, l := range g.Leaves {
+			if l.Reward != 0 && l.Reward != 1 {
+				mixed = true
+			}
+		}
+	}
+	if !mixed {
+		t.Fatal("every reward is 0 or 1: the mix was not applied")
+	}
 }

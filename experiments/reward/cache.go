@@ -1,0 +1,162 @@
+package reward
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+)
+
+// BuildConfig is how a reward model is made for an experiment: responses
+// sampled from the base policy on Prompts train prompts (Samples each),
+// labelled by the verifier, then training; its AUC is measured on
+// EvalPrompts held-out prompts. DefaultBuildConfig gives the defaults.
+type BuildConfig struct {
+	Prompts     int         `yaml:"prompts" json:"prompts"`           // train-split prompts; default 4096
+	Samples     int         `yaml:"samples" json:"samples"`           // responses per prompt; default 4
+	EvalPrompts int         `yaml:"eval_prompts" json:"eval_prompts"` // held-out prompts for the AUC; default 1024
+	Train       TrainConfig `yaml:"train" json:"train"`               // optimizer settings
+}
+
+// DefaultBuildConfig returns the defaults.
+func DefaultBuildConfig() BuildConfig {
+	return BuildConfig{Prompts: 4096, Samples: 4, EvalPrompts: 1024, Train: TrainConfig{}.Defaults()}
+}
+
+// Validate reports the first setting out of range, naming its key.
+func (c BuildConfig) Validate() error {
+	switch {
+	case c.Prompts < 1:
+		return fmt.Errorf("reward_model.prompts = %d, want ≥ 1", c.Prompts)
+	case c.Samples < 1:
+		return fmt.Errorf("reward_model.samples = %d, want ≥ 1", c.Samples)
+	case c.EvalPrompts < 1:
+		return fmt.Errorf("reward_model.eval_prompts = %d, want ≥ 1", c.EvalPrompts)
+	}
+	return c.Train.Validate()
+}
+
+// Summary is what a cached reward model records beside its weights.
+type Summary struct {
+	Task     string      `json:"task"`
+	Base     string      `json:"base"`
+	Config   BuildConfig `json:"config"`
+	Train    Eval        `json:"train"`
+	HeldOut  Eval        `json:"held_out"`
+	Seconds  float64     `json:"seconds"`
+	CacheKey string      `json:"cache_key"`
+}
+
+// Build samples training data from the base policy, trains a reward model
+// on it and measures it on held-out prompts.
+func Build(ctx context.Context, baseDir string, t task.Task, cfg BuildConfig, onStep func(Step)) (*Model, Summary, error) {
+	start := time.Now()
+	if err := cfg.Validate(); err != nil {
+		return nil, Summary{}, err
+	}
+	base, tok, err := policy.Load(baseDir)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	train, _, err := Collect(ctx, base, tok, t, CollectConfig{Split: task.Train, Prompts: cfg.Prompts, Samples: cfg.Samples, Temperature: 1})
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	held, _, err := Collect(ctx, base, tok, t, CollectConfig{Split: task.Eval, Prompts: cfg.EvalPrompts, Samples: cfg.Samples, Temperature: 1})
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	if err := bothLabels(train); err != nil {
+		return nil, Summary{}, fmt.Errorf("reward model training data from %d train prompts: %w", cfg.Prompts, err)
+	}
+	if err := bothLabels(held); err != nil {
+		return nil, Summary{}, fmt.Errorf("reward model held-out data from %d eval prompts: %w", cfg.EvalPrompts, err)
+	}
+	m, err := NewModel(base, tok)
+	if err != nil {
+		return nil, Summary{}, err
+	}
+	if _, err := Train(ctx, m, train, cfg.Train, onStep); err != nil {
+		return nil, Summary{}, err
+	}
+	s := Summary{Task: t.Name(), Base: baseDir, Config: cfg}
+	if s.Train, err = m.Evaluate(train); err != nil {
+		return nil, Summary{}, err
+	}
+	if s.HeldOut, err = m.Evaluate(held); err != nil {
+		return nil, Summary{}, err
+	}
+	s.Seconds = time.Since(start).Seconds()
+	return m, s, nil
+}
+
+// Cached returns the directory of the reward model for (base policy, task,
+// cfg) under cacheDir, building and saving it first if it is not there.
+// The third result reports whether it came from the cache.
+func Cached(ctx context.Context, cacheDir, baseDir string, t task.Task, taskParams any, cfg BuildConfig, onStep func(Step)) (string, Summary, bool, error) {
+	b, err := json.Marshal(struct {
+		Version    int
+		Base, Task string
+		TaskParams any
+		Config     BuildConfig
+	}{1, baseDir, t.Name(), taskParams, cfg})
+	if err != nil {
+		return "", Summary{}, false, fmt.Errorf("reward model cache key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	key := hex.EncodeToString(sum[:8])
+	dir := filepath.Join(cacheDir, "reward", t.Name()+"-"+key)
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		var s Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", Summary{}, false, fmt.Errorf("reward model cache %s: %w", dir, err)
+		}
+		return dir, s, true, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
+	}
+	m, s, err := Build(ctx, baseDir, t, cfg, onStep)
+	if err != nil {
+		return "", Summary{}, false, err
+	}
+	s.CacheKey = key
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := Save(tmp, m); err != nil {
+		return "", Summary{}, false, err
+	}
+	out, _ := json.MarshalIndent(s, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(out, '\n'), 0o644); err != nil {
+		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
+	}
+	return dir, s, false, nil
+}
+
+// bothLabels reports an error unless the examples hold correct and wrong
+// responses: a classifier needs both.
+func bothLabels(data []Example) error {
+	pos := 0
+	for _, e := range data {
+		if e.Label {
+			pos++
+		}
+	}
+	if pos == 0 || pos == len(data) {
+		return fmt.Errorf("the base policy's %d sampled responses are all %s: a reward model needs right and wrong ones (use a better base policy or more prompts)", len(data), map[bool]string{true: "right", false: "wrong"}[pos > 0])
+	}
+	return nil
+}
