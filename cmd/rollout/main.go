@@ -56,7 +56,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newConfigCmd(), newTTCCmd(), newRunCmd())
+	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd())
 	root.AddCommand(newReadCmds()...)
 	return root
 }

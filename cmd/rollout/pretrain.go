@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
 )
 
@@ -120,5 +121,66 @@ func newConfigCmd() *cobra.Command {
 	}
 	show.Flags().StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
 	cmd.AddCommand(show)
+	return cmd
+}
+
+func newRewardModelCmd() *cobra.Command {
+	var sets []string
+	var cache string
+	cmd := &cobra.Command{
+		Use:   "reward-model CONFIG [--set key=value]... [--cache DIR]",
+		Short: "Train (or find in the cache) the reward model of a config and report its held-out AUC",
+		Long: `Builds the learned reward model of the config's first variant: responses sampled from the
+base policy on train prompts, labelled by the verifier, a classifier (the policy's
+architecture with a scalar head) trained on them, and its AUC on held-out prompts. The
+model is cached under the hash of the base policy and the reward_model settings.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadConfig(args[0], sets)
+			if err != nil {
+				return err
+			}
+			dir, err := cacheDir(cache)
+			if err != nil {
+				return err
+			}
+			c := f.Variants[0].Config
+			t, err := task.New(c.Task.Name, c.Task.Params)
+			if err != nil {
+				return err
+			}
+			pr := newProgress(cmd.ErrOrStderr())
+			defer pr.wait()
+			base := c.Checkpoint
+			if base == "" {
+				bar := pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
+				if base, _, _, err = pretrain.Cached(cmd.Context(), dir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
+					bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
+				}); err != nil {
+					bar.abort()
+					return err
+				}
+				bar.set(c.Pretrain.Steps, "")
+			}
+			bar := pr.add("reward model "+c.Task.Name, c.RewardModel.Train.Steps)
+			path, sum, cached, err := reward.Cached(cmd.Context(), dir, base, t, c.Task.Params, c.RewardModel, func(s reward.Step) {
+				bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
+			})
+			if err != nil {
+				bar.abort()
+				return err
+			}
+			bar.set(c.RewardModel.Train.Steps, "")
+			how := "trained"
+			if cached {
+				how = "cached"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s reward model %s: held-out AUC %.3f (%d responses, %d right), train AUC %.3f, %.0fs\n",
+				how, path, sum.HeldOut.AUC, sum.HeldOut.N, sum.HeldOut.Positives, sum.Train.AUC, sum.Seconds)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	cmd.Flags().StringVar(&cache, "cache", "", "cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	return cmd
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/cobra"
 
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
@@ -15,7 +17,7 @@ import (
 )
 
 func newTTCCmd() *cobra.Command {
-	var ckpt, taskName string
+	var ckpt, taskName, rmDir string
 	var ns []int
 	var prompts int
 	var seed uint64
@@ -25,8 +27,8 @@ func newTTCCmd() *cobra.Command {
 		Use:   "ttc --checkpoint DIR --task TASK [--n 1,2,4,8] [--prompts P]",
 		Short: "Test-time compute: accuracy against generated tokens for best-of-N, majority vote and tree search",
 		Long: `Samples N candidates per held-out prompt (flat, and as an entropy tree with N leaves where
-N is a multiple of 3), then selects one answer per prompt by best-of-N (verifier score: an
-oracle upper bound), by majority vote over the candidates' answers, and the same over
+N is a multiple of 3), then selects one answer per prompt by best-of-N (by the reward model
+of --reward-model, else by the verifier: an oracle upper bound), by majority vote over the candidates' answers, and the same over
 tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,6 +50,19 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 				return err
 			}
 			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
+			if rmDir != "" {
+				rm, err := reward.Load(rmDir)
+				if err != nil {
+					return err
+				}
+				cfg.Scorer = func(p task.Prompt, response string) float64 {
+					s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
+					if err != nil {
+						return math.Inf(-1) // unreadable by the reward model: never selected
+					}
+					return s[0]
+				}
+			}
 			if !noTree {
 				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
 			}
@@ -73,6 +88,7 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 	f := cmd.Flags()
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
 	f.StringVar(&taskName, "task", "add", "task: add, countdown, path")
+	f.StringVar(&rmDir, "reward-model", "", "select best-of-N by this reward model (default: the verifier, an oracle)")
 	f.IntSliceVar(&ns, "n", []int{1, 3, 6, 12}, "candidates per prompt")
 	f.IntVar(&prompts, "prompts", 100, "held-out prompts")
 	f.Uint64Var(&seed, "seed", 1, "seed of prompts and sampling streams")
