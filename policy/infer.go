@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
 )
@@ -24,6 +25,8 @@ type Engine struct {
 	counters Counters
 	free     []*segment // released cache segments, for reuse
 	scratch  scratch
+	workers  int    // goroutines a forward or sampling pass is split over
+	stepMark uint64 // counts Step calls, to find a state given twice
 }
 
 // engineWeights is the weight memory an Engine reads: float32 views of the
@@ -57,6 +60,9 @@ func (m f32Matrix) mulT(y, x []float32, rows int) {
 	kernel.MatMulNT(y[:rows*m.out], x[:rows*m.in], m.w, rows, m.out, m.in, false)
 }
 
+// maxEngineWorkers caps the goroutines one pass of an Engine is split over.
+const maxEngineWorkers = 8
+
 // EngineOption configures NewEngine.
 type EngineOption func(*engineOptions)
 
@@ -79,7 +85,7 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		}
 		return f32Matrix{w: p, out: out, in: in}
 	}
-	e := &Engine{cfg: c, rope: m.rope}
+	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers)}
 	e.w.embed = data(m.Embed)
 	e.w.norm = data(m.Norm)
 	e.w.head = mk(data(m.Head), c.VocabSize, c.Dim)
@@ -105,6 +111,11 @@ func (e *Engine) Counters() Counters { return e.counters }
 // logits of consecutive positions start, start+1, … of one state. Forks
 // read their ancestors' segments up to the fork point; a segment is only
 // ever appended to, so what a fork sees never changes.
+//
+// The buffers are allocated at their full length (max_position_embeddings
+// positions) and never re-sliced, so that a forward pass split over
+// goroutines may write one state's new positions while another goroutine
+// reads a fork's earlier positions of the same segment.
 type segment struct {
 	start  int
 	n      int         // positions filled
@@ -128,6 +139,7 @@ type state struct {
 	pending   bool // the last token has been sampled but not yet run through the model
 	stream    Stream
 	released  bool
+	mark      uint64 // the engine's stepMark of the last Step that had this state
 }
 
 func (e *Engine) newSegment(start int) *segment {
@@ -138,17 +150,12 @@ func (e *Engine) newSegment(start int) *segment {
 		c := e.cfg
 		s = &segment{k: make([][]float32, c.Layers), v: make([][]float32, c.Layers)}
 		for l := range s.k {
-			s.k[l] = make([]float32, 0, c.MaxSeq*c.Dim)
-			s.v[l] = make([]float32, 0, c.MaxSeq*c.Dim)
+			s.k[l] = make([]float32, c.MaxSeq*c.Dim)
+			s.v[l] = make([]float32, c.MaxSeq*c.Dim)
 		}
-		s.logits = make([]float32, 0, c.MaxSeq*c.VocabSize)
+		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
 	}
 	s.start, s.n, s.refs = start, 0, 1
-	for l := range s.k {
-		s.k[l] = s.k[l][:0]
-		s.v[l] = s.v[l][:0]
-	}
-	s.logits = s.logits[:0]
 	return s
 }
 
@@ -275,6 +282,7 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 		return fmt.Errorf("step: %w", err)
 	}
 	rows := e.scratch.rows[:0]
+	e.stepMark++
 	for i, s := range states {
 		st, ok := s.(*state)
 		if !ok || st.eng != e {
@@ -286,6 +294,10 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 		if len(st.tokens) >= e.cfg.MaxSeq {
 			return fmt.Errorf("step: state %d is full: %d tokens, max_position_embeddings %d", i, len(st.tokens), e.cfg.MaxSeq)
 		}
+		if st.mark == e.stepMark {
+			return fmt.Errorf("step: state %d appears twice in the batch", i)
+		}
+		st.mark = e.stepMark
 		if st.pending {
 			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true})
 		}
@@ -295,14 +307,18 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 		e.forward(rows)
 		e.counters.DecodeTokens += int64(len(rows))
 	}
-	for i, s := range states {
-		st := s.(*state)
-		pos := len(st.tokens)
-		tok := e.scratch.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, pos))
-		st.tokens = append(st.tokens, tok.ID)
-		st.pending = true
-		out[i] = tok
-	}
+	// Sampling is per state (its logits and its stream), so the states can
+	// be split over goroutines without changing any result.
+	e.parallel(len(states), chunksPerWorker, func(int) bool { return true }, func(w *work, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st := states[i].(*state)
+			pos := len(st.tokens)
+			tok := w.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, pos))
+			st.tokens = append(st.tokens, tok.ID)
+			st.pending = true
+			out[i] = tok
+		}
+	})
 	e.counters.SampledTokens += int64(len(states))
 	return nil
 }
@@ -318,11 +334,19 @@ type row struct {
 // scratch is an Engine's reusable buffers, so that decoding does not
 // allocate per token.
 type scratch struct {
-	rows                  []row
+	rows   []row
+	bounds []int
+	work   []*work // one per goroutine of a split pass
+}
+
+// work is the buffers of one goroutine's share of a forward or sampling
+// pass.
+type work struct {
 	x, h, q, k, v, att, o []float32
 	gate, up              []float32
 	headIn, logits        []float32
 	headRows              []int
+	scores                []float32
 	sampler               samplerScratch
 }
 
@@ -333,14 +357,70 @@ func grow(b []float32, n int) []float32 {
 	return b[:n]
 }
 
-// forward runs rows through the model: it appends each row's key and value
-// to its state's own segment and, for rows that ask, stores the logits of
+// minRowsPerWorker is the fewest rows (or states) a goroutine of a split
+// pass gets: one decoding row of the tiny model costs tens of
+// microseconds, starting a goroutine a few.
+const minRowsPerWorker = 2
+
+// parallel runs job over [0, n) split into up to perWorker contiguous
+// chunks per worker, of at least minRowsPerWorker items, run by up to
+// e.workers goroutines (the calling one included) that take the chunks in
+// turn, each goroutine with its own
+// work buffers; a chunk may only end at an index i with cut(i) (or at n).
+// Every item is computed the same way whichever chunk or goroutine it
+// falls to, so the split never changes a result.
+func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *work, lo, hi int)) {
+	sc := &e.scratch
+	sc.bounds = append(sc.bounds[:0], 0)
+	parts := min(perWorker*e.workers, n/minRowsPerWorker)
+	for p := 1; p < parts; p++ {
+		b := max(n*p/parts, sc.bounds[len(sc.bounds)-1]+1)
+		for b < n && !cut(b) {
+			b++
+		}
+		if b < n {
+			sc.bounds = append(sc.bounds, b)
+		}
+	}
+	sc.bounds = append(sc.bounds, n)
+	parts = len(sc.bounds) - 1
+	workers := min(e.workers, parts)
+	for len(sc.work) < workers {
+		sc.work = append(sc.work, &work{})
+	}
+	if workers <= 1 {
+		job(sc.work[0], 0, n)
+		return
+	}
+	runChunks(workers, parts, func(w, c int) { job(sc.work[w], sc.bounds[c], sc.bounds[c+1]) })
+}
+
+// forward runs rows through the model: it writes each row's key and value
+// into its state's own segment and, for rows that ask, stores the logits of
 // the next token there. Rows of one state must be consecutive positions in
-// increasing order.
+// increasing order, next to each other in rows.
+//
+// The rows are split over the engine's goroutines at state boundaries: a
+// row depends only on its own state's rows and cache, and every kernel used
+// computes a row's outputs from that row alone, so the split changes no
+// bit of any result.
 func (e *Engine) forward(rows []row) {
+	// One chunk per goroutine: each chunk streams all the weights through
+	// its core's cache once, so more chunks would cost more memory traffic.
+	e.parallel(len(rows), 1, func(i int) bool { return rows[i].st != rows[i-1].st }, func(w *work, lo, hi int) {
+		e.forwardRows(w, rows[lo:hi], lo == 0 && hi == len(rows))
+	})
+	for _, r := range rows {
+		r.st.own().n++
+	}
+}
+
+// forwardRows is forward on one goroutine's share of the rows. When the
+// share is the whole pass (one state's prefill, say), the attention is
+// split over rows instead.
+func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	c := e.cfg
 	d, hd, R := c.Dim, c.HeadDim(), len(rows)
-	sc := &e.scratch
 	sc.x, sc.h = grow(sc.x, R*d), grow(sc.h, R*d)
 	sc.q, sc.k, sc.v = grow(sc.q, R*d), grow(sc.k, R*d), grow(sc.v, R*d)
 	sc.att, sc.o = grow(sc.att, R*d), grow(sc.o, R*d)
@@ -364,15 +444,22 @@ func (e *Engine) forward(rows []row) {
 				e.rope.rotate(sc.k[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
 			}
 			seg := r.st.own()
-			seg.k[l] = append(seg.k[l], sc.k[i*d:(i+1)*d]...)
-			seg.v[l] = append(seg.v[l], sc.v[i*d:(i+1)*d]...)
+			off := (r.pos - seg.start) * d
+			copy(seg.k[l][off:off+d], sc.k[i*d:(i+1)*d])
+			copy(seg.v[l][off:off+d], sc.v[i*d:(i+1)*d])
 		}
-		parallelFor(R, func(lo, hi int) {
-			var scores []float32
-			for i := lo; i < hi; i++ {
-				scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, scores)
+		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
+			parallelFor(R, func(lo, hi int) {
+				var scores []float32
+				for i := lo; i < hi; i++ {
+					scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, scores)
+				}
+			})
+		} else {
+			for i := range rows {
+				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, sc.scores)
 			}
-		})
+		}
 		w.wo.mulT(sc.o, sc.att, R)
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 		for i := 0; i < R; i++ {
@@ -383,9 +470,6 @@ func (e *Engine) forward(rows []row) {
 		siluMul(sc.gate[:R*c.Hidden], sc.gate[:R*c.Hidden], sc.up[:R*c.Hidden])
 		w.w2.mulT(sc.o, sc.gate, R)
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
-	}
-	for _, r := range rows {
-		r.st.own().n++
 	}
 	// The output head, only for the rows whose logits are kept.
 	sc.headRows = sc.headRows[:0]
@@ -401,14 +485,6 @@ func (e *Engine) forward(rows []row) {
 		rmsNormRow(sc.headIn[j*d:(j+1)*d], x[i*d:(i+1)*d], e.w.norm, eps)
 	}
 	e.w.head.mulT(sc.logits, sc.headIn, H)
-	for _, r := range rows {
-		// Every row holds a logits slot so that position p's logits sit at
-		// index p−start; rows that do not keep theirs leave it unused.
-		seg := r.st.own()
-		if need := (r.pos - seg.start + 1) * c.VocabSize; len(seg.logits) < need {
-			seg.logits = seg.logits[:need]
-		}
-	}
 	for j, i := range sc.headRows {
 		r := rows[i]
 		seg := r.st.own()
@@ -431,17 +507,7 @@ func attend(out, q []float32, spans []span, pos, layer int, c Config, scale floa
 			kernel.MatMulNTStrided(scores[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
 			p += cnt
 		})
-		mx := float32(math.Inf(-1))
-		for j := range scores {
-			scores[j] *= scale
-			mx = max(mx, scores[j])
-		}
-		var sum float32
-		for j := range scores {
-			scores[j] = float32(math.Exp(float64(scores[j] - mx)))
-			sum += scores[j]
-		}
-		kernel.Scale(1/sum, scores)
+		softmaxScaled(scores, scale)
 		p = 0
 		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
 			kernel.MatMulNNStrided(out[h*hd:], hd, scores[p:], cnt, seg.v[layer][from*d+h*hd:], d, 1, hd, cnt, p > 0)
@@ -449,6 +515,27 @@ func attend(out, q []float32, spans []span, pos, layer int, c Config, scale floa
 		})
 	}
 	return scores
+}
+
+// softmaxScaled turns attention scores s into softmax(s·scale) in place,
+// with the float32 exp of the kernels. The inference engine and the
+// training attention both use it, so they compute the same weights.
+func softmaxScaled(s []float32, scale float32) {
+	mx := float32(math.Inf(-1))
+	for j, v := range s {
+		v *= scale
+		s[j] = v
+		mx = max(mx, v)
+	}
+	for j := range s {
+		s[j] -= mx
+	}
+	kernel.Exp(s, s)
+	var sum float32
+	for _, v := range s {
+		sum += v
+	}
+	kernel.Scale(1/sum, s)
 }
 
 // forEachSpan visits positions 0..n−1 of a span chain as runs within one

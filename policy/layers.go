@@ -18,6 +18,13 @@ import (
 // Every parameter is an operand of exactly one function per forward pass and
 // every intermediate value feeds at most two functions, so the gradients
 // spago accumulates do not depend on the order its goroutines finish in.
+// Work inside a function is split over goroutines by rows (or by sequence
+// and head), never inside a sum, so results do not depend on the split.
+//
+// The buffers a function keeps for its backward pass, and the gradient
+// buffers it hands to spago (which copies them), come from the model's
+// bufPool and go back to it at the end of the backward pass: a graph is
+// back-propagated once (as Trainer.Step does).
 
 // data returns the float32 slice behind a spago tensor.
 func data(t mat.Tensor) []float32 { return mat.Data[float32](t.Value()) }
@@ -39,6 +46,7 @@ type embedding struct {
 	table *nn.Param
 	ids   []int // one per row; PAD rows get a zero vector and no gradient
 	dim   int
+	pool  *bufPool
 }
 
 func (f *embedding) Operands() []mat.Tensor { return []mat.Tensor{f.table} }
@@ -57,36 +65,41 @@ func (f *embedding) Forward() (mat.Tensor, error) {
 func (f *embedding) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	vocab := len(data(f.table)) / f.dim
-	ge := make([]float32, vocab*f.dim)
+	ge := f.pool.getZero(vocab * f.dim)
 	for r, id := range f.ids { // in row order: deterministic
 		if id != PAD {
 			kernel.Axpy(1, g[r*f.dim:(r+1)*f.dim], ge[id*f.dim:(id+1)*f.dim])
 		}
 	}
 	accGrad(f.table, vocab, f.dim, ge)
+	f.pool.put(ge)
 	return nil
 }
 
 // rmsNorm is y = x / sqrt(mean(x²) + eps) ∘ w, row by row.
 type rmsNorm struct {
-	x   mat.Tensor
-	w   *nn.Param
-	eps float32
-	dim int
-	inv []float32 // 1/rms per row, for the backward pass
+	x    mat.Tensor
+	w    *nn.Param
+	eps  float32
+	dim  int
+	pool *bufPool
+	inv  []float32 // 1/rms per row, for the backward pass
 }
 
 func (f *rmsNorm) Operands() []mat.Tensor { return []mat.Tensor{f.x, f.w} }
 
 func (f *rmsNorm) Forward() (mat.Tensor, error) {
 	x, w := data(f.x), data(f.w)
-	rows := len(x) / f.dim
+	d := f.dim
+	rows := len(x) / d
 	out := make([]float32, len(x))
-	f.inv = make([]float32, rows)
-	for r := 0; r < rows; r++ {
-		f.inv[r] = rmsNormRow(out[r*f.dim:(r+1)*f.dim], x[r*f.dim:(r+1)*f.dim], w, f.eps)
-	}
-	return dense(rows, f.dim, out), nil
+	f.inv = f.pool.get(rows)
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			f.inv[r] = rmsNormRow(out[r*d:(r+1)*d], x[r*d:(r+1)*d], w, f.eps)
+		}
+	})
+	return dense(rows, d, out), nil
 }
 
 // rmsNormRow normalises one row as Hugging Face's LlamaRMSNorm does and
@@ -96,25 +109,111 @@ func rmsNormRow(dst, x, w []float32, eps float32) float32 {
 }
 
 func (f *rmsNorm) Backward(gy mat.Tensor) error {
-	x, w, g := data(f.x), data(f.w), data(gy)
-	d := f.dim
+	x, g := data(f.x), data(gy)
+	gx := f.pool.get(len(x))
+	gw := rmsNormBackward(gx, nil, x, data(f.w), g, f.inv, f.dim, f.pool)
+	accGrad(f.x, len(x)/f.dim, f.dim, gx)
+	accGrad(f.w, f.dim, 1, gw)
+	f.pool.put(gx, f.inv)
+	f.inv = nil
+	return nil
+}
+
+// rmsNormBackward sets gx to the gradient of RMSNorm's input x (weight w,
+// 1/rms per row inv) for the output gradient g, plus res if res is not nil
+// (a residual gradient), and returns the weight's gradient, summed over
+// rows in row order.
+func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []float32 {
 	rows := len(x) / d
-	gx := make([]float32, len(x))
+	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr, gr, iv := x[r*d:(r+1)*d], g[r*d:(r+1)*d], inv[r]
+			tr, gxr := gxw[r*d:(r+1)*d], gx[r*d:(r+1)*d]
+			var dot float32 // Σ_j w_j g_j x_j
+			for j := range xr {
+				t := gr[j] * xr[j]
+				dot += w[j] * t
+				tr[j] = t * iv
+			}
+			c := iv * iv * iv * dot / float32(d)
+			if res != nil {
+				rr := res[r*d : (r+1)*d]
+				for j := range xr {
+					gxr[j] = rr[j] + (iv*w[j]*gr[j] - c*xr[j])
+				}
+			} else {
+				for j := range xr {
+					gxr[j] = iv*w[j]*gr[j] - c*xr[j]
+				}
+			}
+		}
+	})
 	gw := make([]float32, d)
-	for r := 0; r < rows; r++ {
-		xr, gr, inv := x[r*d:(r+1)*d], g[r*d:(r+1)*d], f.inv[r]
-		var dot float32 // Σ_j w_j g_j x_j
-		for j := range xr {
-			dot += w[j] * gr[j] * xr[j]
-			gw[j] += gr[j] * xr[j] * inv
-		}
-		c := inv * inv * inv * dot / float32(d)
-		for j := range xr {
-			gx[r*d+j] = inv*w[j]*gr[j] - c*xr[j]
-		}
+	for r := 0; r < rows; r++ { // in row order: deterministic
+		kernel.Axpy(1, gxw[r*d:(r+1)*d], gw)
 	}
-	accGrad(f.x, rows, d, gx)
-	accGrad(f.w, d, 1, gw)
+	pool.put(gxw)
+	return gw
+}
+
+// sublayer is the body of a residual block: attention or the feed-forward
+// network, over raw row-major slices.
+type sublayer interface {
+	// params lists the sublayer's parameters (operands of the block).
+	params() []mat.Tensor
+	// forward adds the sublayer's output for the normalised input h
+	// ([rows, dim]) to y, which holds the block's input.
+	forward(y, h []float32)
+	// backward sets gh to the gradient of h for the output gradient g,
+	// accumulates the parameters' gradients and releases what forward kept.
+	backward(gh, g, h []float32)
+}
+
+// block is one residual sub-layer of the transformer, y = x + f(RMSNorm(x)),
+// as one autograd function: the normalised input stays inside (a pooled
+// buffer) and x's gradient, g + RMSNorm'(∂f), is handed to spago once.
+type block struct {
+	x    mat.Tensor
+	norm *nn.Param
+	eps  float32
+	dim  int
+	pool *bufPool
+	f    sublayer
+	h    []float32 // RMSNorm(x)
+	inv  []float32 // 1/rms per row
+}
+
+func (b *block) Operands() []mat.Tensor {
+	return append([]mat.Tensor{b.x, b.norm}, b.f.params()...)
+}
+
+func (b *block) Forward() (mat.Tensor, error) {
+	x, w := data(b.x), data(b.norm)
+	d := b.dim
+	rows := len(x) / d
+	b.h, b.inv = b.pool.get(len(x)), b.pool.get(rows)
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], x[r*d:(r+1)*d], w, b.eps)
+		}
+	})
+	y := make([]float32, len(x))
+	copy(y, x)
+	b.f.forward(y, b.h)
+	return dense(rows, d, y), nil
+}
+
+func (b *block) Backward(gy mat.Tensor) error {
+	x, g := data(b.x), data(gy)
+	gh := b.pool.get(len(x))
+	b.f.backward(gh, g, b.h)
+	gx := b.pool.get(len(x))
+	gw := rmsNormBackward(gx, g, x, data(b.norm), gh, b.inv, b.dim, b.pool)
+	accGrad(b.x, len(x)/b.dim, b.dim, gx)
+	accGrad(b.norm, b.dim, 1, gw)
+	b.pool.put(gh, gx, b.h, b.inv)
+	b.h, b.inv = nil, nil
 	return nil
 }
 
@@ -123,6 +222,7 @@ type linear struct {
 	x       mat.Tensor
 	w       *nn.Param
 	in, out int
+	pool    *bufPool
 }
 
 func (f *linear) Operands() []mat.Tensor { return []mat.Tensor{f.x, f.w} }
@@ -139,264 +239,224 @@ func (f *linear) Backward(gy mat.Tensor) error {
 	x, g := data(f.x), data(gy)
 	rows := len(x) / f.in
 	if f.x.RequiresGrad() {
-		gx := make([]float32, len(x))
+		gx := f.pool.get(len(x))
 		kernel.MatMulNN(gx, g, data(f.w), rows, f.in, f.out, false)
 		accGrad(f.x, rows, f.in, gx)
+		f.pool.put(gx)
 	}
-	gw := make([]float32, f.out*f.in)
+	gw := f.pool.get(f.out * f.in)
 	kernel.MatMulTN(gw, g, x, f.out, f.in, rows, false)
 	accGrad(f.w, f.out, f.in, gw)
+	f.pool.put(gw)
 	return nil
 }
 
 // feedForward is the SwiGLU block: y = (silu(x·W1ᵀ) ∘ x·W3ᵀ)·W2ᵀ, with W1
-// the gate, W3 the up and W2 the down projection.
+// the gate, W3 the up and W2 the down projection. W1 and W3 are stacked
+// into one [2·hidden, dim] matrix for the step, so that the gate and up
+// projections (and their backward products) are one matrix product each.
 type feedForward struct {
-	x           mat.Tensor
 	w1, w3, w2  *nn.Param
 	dim, hidden int
-	gate, up    []float32 // x·W1ᵀ and x·W3ᵀ, for the backward pass
-	act         []float32 // silu(gate) ∘ up
+	pool        *bufPool
+	w13         []float32 // [W1; W3], [2·hidden, dim]
+	gu          []float32 // [rows, 2·hidden]: x·W1ᵀ then x·W3ᵀ per row
+	act         []float32 // silu(gate) ∘ up, [rows, hidden]
 }
 
-func (f *feedForward) Operands() []mat.Tensor { return []mat.Tensor{f.x, f.w1, f.w3, f.w2} }
+func (f *feedForward) params() []mat.Tensor { return []mat.Tensor{f.w1, f.w3, f.w2} }
 
-func (f *feedForward) Forward() (mat.Tensor, error) {
-	x := data(f.x)
+func (f *feedForward) forward(y, x []float32) {
 	rows := len(x) / f.dim
-	f.gate = make([]float32, rows*f.hidden)
-	f.up = make([]float32, rows*f.hidden)
-	kernel.MatMulNT(f.gate, x, data(f.w1), rows, f.hidden, f.dim, false)
-	kernel.MatMulNT(f.up, x, data(f.w3), rows, f.hidden, f.dim, false)
-	f.act = make([]float32, rows*f.hidden)
-	siluMul(f.act, f.gate, f.up)
-	y := make([]float32, rows*f.dim)
-	kernel.MatMulNT(y, f.act, data(f.w2), rows, f.dim, f.hidden, false)
-	return dense(rows, f.dim, y), nil
+	hid := f.hidden
+	f.w13 = f.pool.get(2 * hid * f.dim)
+	copy(f.w13, data(f.w1))
+	copy(f.w13[hid*f.dim:], data(f.w3))
+	f.gu = f.pool.get(rows * 2 * hid)
+	kernel.MatMulNT(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
+	f.act = f.pool.get(rows * hid)
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			gu := f.gu[r*2*hid : (r+1)*2*hid]
+			siluMul(f.act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
+		}
+	})
+	kernel.MatMulNT(y, f.act, data(f.w2), rows, f.dim, hid, true)
 }
 
 // siluMul sets dst = silu(gate) ∘ up, silu(x) = x·σ(x).
 func siluMul(dst, gate, up []float32) { kernel.SiLUMul(dst, gate, up) }
 
-func (f *feedForward) Backward(gy mat.Tensor) error {
-	x, g := data(f.x), data(gy)
+func (f *feedForward) backward(gx, g, x []float32) {
 	rows := len(x) / f.dim
-	gw2 := make([]float32, f.dim*f.hidden)
-	kernel.MatMulTN(gw2, g, f.act, f.dim, f.hidden, rows, false)
-	gact := make([]float32, rows*f.hidden)
-	kernel.MatMulNN(gact, g, data(f.w2), rows, f.hidden, f.dim, false)
-	ggate := make([]float32, rows*f.hidden)
-	gup := make([]float32, rows*f.hidden)
-	sig := make([]float32, len(f.gate))
-	kernel.Sigmoid(sig, f.gate)
-	for i, a := range gact {
-		s := sig[i]
-		gup[i] = a * f.gate[i] * s
-		// d silu(z)/dz = σ(z)·(1 + z·(1 − σ(z)))
-		ggate[i] = a * f.up[i] * s * (1 + f.gate[i]*(1-s))
-	}
-	gw1 := make([]float32, f.hidden*f.dim)
-	kernel.MatMulTN(gw1, ggate, x, f.hidden, f.dim, rows, false)
-	gw3 := make([]float32, f.hidden*f.dim)
-	kernel.MatMulTN(gw3, gup, x, f.hidden, f.dim, rows, false)
-	if f.x.RequiresGrad() {
-		gx := make([]float32, len(x))
-		kernel.MatMulNN(gx, ggate, data(f.w1), rows, f.dim, f.hidden, false)
-		kernel.MatMulNN(gx, gup, data(f.w3), rows, f.dim, f.hidden, true)
-		accGrad(f.x, rows, f.dim, gx)
-	}
-	accGrad(f.w1, f.hidden, f.dim, gw1)
-	accGrad(f.w3, f.hidden, f.dim, gw3)
-	accGrad(f.w2, f.dim, f.hidden, gw2)
-	return nil
+	hid := f.hidden
+	gw2 := f.pool.get(f.dim * hid)
+	kernel.MatMulTN(gw2, g, f.act, f.dim, hid, rows, false)
+	gact := f.pool.get(rows * hid)
+	kernel.MatMulNN(gact, g, data(f.w2), rows, hid, f.dim, false)
+	ggu := f.pool.get(rows * 2 * hid) // per row: the gate's gradient, then the up's
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			gate, up := f.gu[r*2*hid:r*2*hid+hid], f.gu[r*2*hid+hid:(r+1)*2*hid]
+			ggate, gup := ggu[r*2*hid:r*2*hid+hid], ggu[r*2*hid+hid:(r+1)*2*hid]
+			a := gact[r*hid : (r+1)*hid]
+			kernel.Sigmoid(ggate, gate)
+			for i, s := range ggate {
+				z := gate[i]
+				gup[i] = a[i] * z * s
+				// d silu(z)/dz = σ(z)·(1 + z·(1 − σ(z)))
+				ggate[i] = a[i] * up[i] * s * (1 + z*(1-s))
+			}
+		}
+	})
+	gw13 := f.pool.get(2 * hid * f.dim)
+	kernel.MatMulTN(gw13, ggu, x, 2*hid, f.dim, rows, false)
+	kernel.MatMulNN(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
+	accGrad(f.w1, hid, f.dim, gw13[:hid*f.dim])
+	accGrad(f.w3, hid, f.dim, gw13[hid*f.dim:])
+	accGrad(f.w2, f.dim, hid, gw2)
+	f.pool.put(gw13, gw2, gact, ggu, f.w13, f.gu, f.act)
+	f.w13, f.gu, f.act = nil, nil, nil
 }
 
 // attention is causal multi-head self-attention with rotary position
 // embeddings: y = concat_h(softmax(q_h·k_hᵀ/√d_h + causal) · v_h)·Woᵀ, with
-// q = rope(x·Wqᵀ), k = rope(x·Wkᵀ), v = x·Wvᵀ.
+// q = rope(x·Wqᵀ), k = rope(x·Wkᵀ), v = x·Wvᵀ. Wq, Wk and Wv are stacked
+// into one [3·dim, dim] matrix for the step, so q, k and v come from one
+// matrix product, rows [q | k | v]; the per-head blocks are read in place
+// with the strided kernels.
 type attention struct {
-	x              mat.Tensor
 	wq, wk, wv, wo *nn.Param
 	cfg            Config
 	rope           *rope
 	seqLen         int   // T: rows per sequence
 	lens           []int // valid positions per sequence (right padding)
+	pool           *bufPool
 
-	q, k, v []float32   // after RoPE, [rows, dim]
-	mixed   []float32   // concatenated head outputs, [rows, dim]
-	probs   [][]float32 // per (sequence, head): [len, len] attention weights
+	wqkv  []float32 // [Wq; Wk; Wv], [3·dim, dim]
+	qkv   []float32 // [rows, 3·dim]: q and k after RoPE, v
+	mixed []float32 // concatenated head outputs, [rows, dim]
+	probs []float32 // per (sequence, head) a [len, len] block of attention weights
+	offs  []int     // where each (sequence, head) block starts in probs
 }
 
-func (f *attention) Operands() []mat.Tensor {
-	return []mat.Tensor{f.x, f.wq, f.wk, f.wv, f.wo}
+func (f *attention) params() []mat.Tensor {
+	return []mat.Tensor{f.wq, f.wk, f.wv, f.wo}
 }
 
-func (f *attention) Forward() (mat.Tensor, error) {
-	x := data(f.x)
-	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
-	rows := len(x) / d
-	f.q = make([]float32, rows*d)
-	f.k = make([]float32, rows*d)
-	f.v = make([]float32, rows*d)
-	kernel.MatMulNT(f.q, x, data(f.wq), rows, d, d, false)
-	kernel.MatMulNT(f.k, x, data(f.wk), rows, d, d, false)
-	kernel.MatMulNT(f.v, x, data(f.wv), rows, d, d, false)
-	for r := 0; r < rows; r++ {
-		t := r % f.seqLen
-		for h := 0; h < nh; h++ {
-			f.rope.rotate(f.q[r*d+h*hd:r*d+(h+1)*hd], t, 1)
-			f.rope.rotate(f.k[r*d+h*hd:r*d+(h+1)*hd], t, 1)
+// padded reports whether some sequence is shorter than the batch's rows.
+func (f *attention) padded() bool {
+	for _, n := range f.lens {
+		if n < f.seqLen {
+			return true
 		}
 	}
-	f.mixed = make([]float32, rows*d)
-	f.probs = make([][]float32, len(f.lens)*nh)
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	parallelFor(len(f.lens)*nh, func(lo, hi int) {
-		var ws headScratch
-		for i := lo; i < hi; i++ {
-			b, h := i/nh, i%nh
-			n := f.lens[b]
-			ws.resize(n, hd)
-			f.gather(ws.q, f.q, b, h, n)
-			f.gather(ws.k, f.k, b, h, n)
-			f.gather(ws.v, f.v, b, h, n)
-			p := make([]float32, n*n)
-			kernel.MatMulNT(p, ws.q, ws.k, n, n, hd, false)
-			for t := 0; t < n; t++ {
-				causalSoftmax(p[t*n:(t+1)*n], t, scale)
+	return false
+}
+
+// rotate applies RoPE (dir 1) or its inverse (dir −1) to every head of
+// the q and k parts of every row of m ([rows, 3·dim]).
+func (f *attention) rotate(m []float32, dir float32) {
+	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
+	parallelFor(len(m)/(3*d), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			t := r % f.seqLen
+			for h := 0; h < 2*nh; h++ { // q's heads, then k's
+				o := r*3*d + h*hd
+				f.rope.rotate(m[o:o+hd], t, dir)
 			}
-			kernel.MatMulNN(ws.o, p, ws.v, n, hd, n, false)
-			f.scatter(f.mixed, ws.o, b, h, n)
-			f.probs[i] = p
 		}
 	})
-	y := make([]float32, rows*d)
-	kernel.MatMulNT(y, f.mixed, data(f.wo), rows, d, d, false)
-	return dense(rows, d, y), nil
 }
 
-// causalSoftmax turns row t of the score matrix into attention weights
-// over positions 0..t (later positions get 0).
-func causalSoftmax(row []float32, t int, scale float32) {
-	mx := float32(math.Inf(-1))
-	for j := 0; j <= t; j++ {
-		row[j] *= scale
-		mx = max(mx, row[j])
-	}
-	var sum float32
-	for j := 0; j <= t; j++ {
-		row[j] = float32(math.Exp(float64(row[j] - mx)))
-		sum += row[j]
-	}
-	for j := 0; j <= t; j++ {
-		row[j] /= sum
-	}
-	clear(row[t+1:])
-}
-
-// headScratch holds one head's contiguous [len, headDim] blocks.
-type headScratch struct{ q, k, v, o, dq, dk, dv, do []float32 }
-
-func (s *headScratch) resize(n, hd int) {
-	for _, p := range []*[]float32{&s.q, &s.k, &s.v, &s.o, &s.dq, &s.dk, &s.dv, &s.do} {
-		if cap(*p) < n*hd {
-			*p = make([]float32, n*hd)
-		}
-		*p = (*p)[:n*hd]
-	}
-}
-
-// gather copies head h of the first n rows of sequence b out of m.
-func (f *attention) gather(dst, m []float32, b, h, n int) {
-	d, hd := f.cfg.Dim, f.cfg.HeadDim()
-	for t := 0; t < n; t++ {
-		r := b*f.seqLen + t
-		copy(dst[t*hd:(t+1)*hd], m[r*d+h*hd:r*d+(h+1)*hd])
-	}
-}
-
-// scatter writes a head's block back into rows of m.
-func (f *attention) scatter(m, src []float32, b, h, n int) {
-	d, hd := f.cfg.Dim, f.cfg.HeadDim()
-	for t := 0; t < n; t++ {
-		r := b*f.seqLen + t
-		copy(m[r*d+h*hd:r*d+(h+1)*hd], src[t*hd:(t+1)*hd])
-	}
-}
-
-func (f *attention) Backward(gy mat.Tensor) error {
-	x, g := data(f.x), data(gy)
+func (f *attention) forward(y, x []float32) {
 	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
 	rows := len(x) / d
-	gwo := make([]float32, d*d)
+	f.wqkv = f.pool.get(3 * d * d)
+	copy(f.wqkv, data(f.wq))
+	copy(f.wqkv[d*d:], data(f.wk))
+	copy(f.wqkv[2*d*d:], data(f.wv))
+	f.qkv = f.pool.get(rows * 3 * d)
+	kernel.MatMulNT(f.qkv, x, f.wqkv, rows, 3*d, d, false)
+	f.rotate(f.qkv, 1)
+	if f.padded() {
+		f.mixed = f.pool.getZero(rows * d)
+	} else {
+		f.mixed = f.pool.get(rows * d)
+	}
+	f.offs = make([]int, len(f.lens)*nh+1)
+	for i := range len(f.lens) * nh {
+		n := f.lens[i/nh]
+		f.offs[i+1] = f.offs[i] + n*n
+	}
+	f.probs = f.pool.get(f.offs[len(f.offs)-1])
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	ld := 3 * d
+	parallelFor(len(f.lens)*nh, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b, h := i/nh, i%nh
+			n, o := f.lens[b], b*f.seqLen*ld+h*hd // q of the block at o, k at o+d, v at o+2d
+			p := f.probs[f.offs[i]:f.offs[i+1]]
+			kernel.MatMulNTStrided(p, n, f.qkv[o:], ld, f.qkv[o+d:], ld, n, n, hd, false)
+			for t := 0; t < n; t++ {
+				softmaxScaled(p[t*n:t*n+t+1], scale)
+				clear(p[t*n+t+1 : (t+1)*n])
+			}
+			kernel.MatMulNNStrided(f.mixed[b*f.seqLen*d+h*hd:], d, p, n, f.qkv[o+2*d:], ld, n, hd, n, false)
+		}
+	})
+	kernel.MatMulNT(y, f.mixed, data(f.wo), rows, d, d, true)
+}
+
+func (f *attention) backward(gx, g, x []float32) {
+	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
+	rows := len(x) / d
+	gwo := f.pool.get(d * d)
 	kernel.MatMulTN(gwo, g, f.mixed, d, d, rows, false)
-	gmixed := make([]float32, rows*d)
+	gmixed := f.pool.get(rows * d)
 	kernel.MatMulNN(gmixed, g, data(f.wo), rows, d, d, false)
 
-	gq := make([]float32, rows*d)
-	gk := make([]float32, rows*d)
-	gv := make([]float32, rows*d)
+	ld := 3 * d
+	var gqkv []float32 // [rows, 3·dim]: the gradients of q, k and v
+	if f.padded() {
+		gqkv = f.pool.getZero(rows * ld)
+	} else {
+		gqkv = f.pool.get(rows * ld)
+	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	parallelFor(len(f.lens)*nh, func(lo, hi int) {
-		var ws headScratch
 		var gp []float32
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
-			n := f.lens[b]
-			ws.resize(n, hd)
-			p := f.probs[i]
-			f.gather(ws.q, f.q, b, h, n)
-			f.gather(ws.k, f.k, b, h, n)
-			f.gather(ws.v, f.v, b, h, n)
-			f.gather(ws.do, gmixed, b, h, n)
-			kernel.MatMulTN(ws.dv, p, ws.do, n, hd, n, false) // dV = Pᵀ·dO
-			if cap(gp) < n*n {
-				gp = make([]float32, n*n)
-			}
-			gp = gp[:n*n]
-			kernel.MatMulNT(gp, ws.do, ws.v, n, n, hd, false) // dP = dO·Vᵀ
+			n, o, om := f.lens[b], b*f.seqLen*ld+h*hd, b*f.seqLen*d+h*hd
+			q, k, v := f.qkv[o:], f.qkv[o+d:], f.qkv[o+2*d:]
+			gq, gk, gv := gqkv[o:], gqkv[o+d:], gqkv[o+2*d:]
+			p := f.probs[f.offs[i]:f.offs[i+1]]
+			kernel.MatMulTNStrided(gv, ld, p, n, gmixed[om:], d, n, hd, n, false) // dV = Pᵀ·dO
+			gp = grow(gp, n*n)
+			kernel.MatMulNTStrided(gp, n, gmixed[om:], d, v, ld, n, n, hd, false) // dP = dO·Vᵀ
 			for t := 0; t < n; t++ {
 				pr, gr := p[t*n:(t+1)*n], gp[t*n:(t+1)*n]
-				var s float32
-				for j := 0; j <= t; j++ {
-					s += pr[j] * gr[j]
-				}
+				s := kernel.Dot(pr[:t+1], gr[:t+1])
 				for j := 0; j <= t; j++ {
 					gr[j] = pr[j] * (gr[j] - s) * scale // dS, scaled
 				}
 				clear(gr[t+1:])
 			}
-			kernel.MatMulNN(ws.dq, gp, ws.k, n, hd, n, false) // dQ = dS·K
-			kernel.MatMulTN(ws.dk, gp, ws.q, n, hd, n, false) // dK = dSᵀ·Q
-			f.scatter(gq, ws.dq, b, h, n)
-			f.scatter(gk, ws.dk, b, h, n)
-			f.scatter(gv, ws.dv, b, h, n)
+			kernel.MatMulNNStrided(gq, ld, gp, n, k, ld, n, hd, n, false) // dQ = dS·K
+			kernel.MatMulTNStrided(gk, ld, gp, n, q, ld, n, hd, n, false) // dK = dSᵀ·Q
 		}
 	})
-	for r := 0; r < rows; r++ { // back through RoPE: rotate by −angle
-		t := r % f.seqLen
-		for h := 0; h < nh; h++ {
-			f.rope.rotate(gq[r*d+h*hd:r*d+(h+1)*hd], t, -1)
-			f.rope.rotate(gk[r*d+h*hd:r*d+(h+1)*hd], t, -1)
-		}
-	}
-	if f.x.RequiresGrad() {
-		gx := make([]float32, len(x))
-		kernel.MatMulNN(gx, gq, data(f.wq), rows, d, d, false)
-		kernel.MatMulNN(gx, gk, data(f.wk), rows, d, d, true)
-		kernel.MatMulNN(gx, gv, data(f.wv), rows, d, d, true)
-		accGrad(f.x, rows, d, gx)
-	}
-	for _, w := range []struct {
-		p *nn.Param
-		g []float32
-	}{{f.wq, gq}, {f.wk, gk}, {f.wv, gv}} {
-		gw := make([]float32, d*d)
-		kernel.MatMulTN(gw, w.g, x, d, d, rows, false)
-		accGrad(w.p, d, d, gw)
-	}
+	f.rotate(gqkv, -1) // back through RoPE: rotate by −angle
+	kernel.MatMulNN(gx, gqkv, f.wqkv, rows, d, 3*d, false)
+	gw := f.pool.get(3 * d * d)
+	kernel.MatMulTN(gw, gqkv, x, 3*d, d, rows, false)
+	accGrad(f.wq, d, d, gw[:d*d])
+	accGrad(f.wk, d, d, gw[d*d:2*d*d])
+	accGrad(f.wv, d, d, gw[2*d*d:])
 	accGrad(f.wo, d, d, gwo)
-	return nil
+	f.pool.put(gw, gwo, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
+	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
 }
 
 // rope holds the rotary embedding's cos and sin tables, computed as
@@ -424,12 +484,15 @@ func newRope(cfg Config) *rope {
 // rotate applies the rotation of position t to one head vector in place;
 // dir −1 applies the inverse (transposed) rotation.
 func (r *rope) rotate(x []float32, t int, dir float32) {
-	c, s := r.cos[t*r.half:(t+1)*r.half], r.sin[t*r.half:(t+1)*r.half]
-	for i := 0; i < r.half; i++ {
-		a, b := x[i], x[i+r.half]
+	h := r.half
+	c, s := r.cos[t*h:(t+1)*h], r.sin[t*h:(t+1)*h]
+	lo, hi := x[:h], x[h:2*h]
+	s, lo, hi = s[:len(c)], lo[:len(c)], hi[:len(c)] // one bounds check, not one per element
+	for i, ci := range c {
+		a, b := lo[i], hi[i]
 		sn := dir * s[i]
-		x[i] = a*c[i] - b*sn
-		x[i+r.half] = b*c[i] + a*sn
+		lo[i] = a*ci - b*sn
+		hi[i] = b*ci + a*sn
 	}
 }
 
@@ -440,6 +503,7 @@ type tokenLogProbs struct {
 	targets []int
 	vocab   int
 	invTemp float32
+	pool    *bufPool
 	probs   []float32 // softmax(logits/τ) per row
 }
 
@@ -448,33 +512,42 @@ func (f *tokenLogProbs) Operands() []mat.Tensor { return []mat.Tensor{f.logits} 
 func (f *tokenLogProbs) Forward() (mat.Tensor, error) {
 	z := data(f.logits)
 	rows := len(f.targets)
-	f.probs = make([]float32, len(z))
+	f.probs = f.pool.get(len(z))
 	out := make([]float32, rows)
-	for r, tgt := range f.targets {
-		if tgt < 0 {
-			continue
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			tgt := f.targets[r]
+			if tgt < 0 {
+				continue
+			}
+			p := f.probs[r*f.vocab : (r+1)*f.vocab]
+			logZ, _ := softmax(p, z[r*f.vocab:(r+1)*f.vocab], f.invTemp)
+			out[r] = z[r*f.vocab+tgt]*f.invTemp - logZ
 		}
-		p := f.probs[r*f.vocab : (r+1)*f.vocab]
-		logZ, _ := softmax(p, z[r*f.vocab:(r+1)*f.vocab], f.invTemp)
-		out[r] = z[r*f.vocab+tgt]*f.invTemp - logZ
-	}
+	})
 	return dense(rows, 1, out), nil
 }
 
 func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 	g := data(gy)
-	gz := make([]float32, len(f.probs))
-	for r, tgt := range f.targets {
-		if tgt < 0 || g[r] == 0 {
-			continue
+	gz := f.pool.get(len(f.probs))
+	parallelFor(len(f.targets), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			tgt := f.targets[r]
+			row := gz[r*f.vocab : (r+1)*f.vocab]
+			if tgt < 0 || g[r] == 0 {
+				clear(row)
+				continue
+			}
+			for j, p := range f.probs[r*f.vocab : (r+1)*f.vocab] {
+				row[j] = -g[r] * p * f.invTemp
+			}
+			row[tgt] += g[r] * f.invTemp
 		}
-		row := gz[r*f.vocab : (r+1)*f.vocab]
-		for j, p := range f.probs[r*f.vocab : (r+1)*f.vocab] {
-			row[j] = -g[r] * p * f.invTemp
-		}
-		row[tgt] += g[r] * f.invTemp
-	}
+	})
 	accGrad(f.logits, len(f.targets), f.vocab, gz)
+	f.pool.put(gz, f.probs)
+	f.probs = nil
 	return nil
 }
 
@@ -509,6 +582,7 @@ type tokenEntropy struct {
 	mask    []bool
 	vocab   int
 	invTemp float32
+	pool    *bufPool
 	probs   []float32
 	ez      []float32 // E_p[z/τ] per row
 }
@@ -518,38 +592,46 @@ func (f *tokenEntropy) Operands() []mat.Tensor { return []mat.Tensor{f.logits} }
 func (f *tokenEntropy) Forward() (mat.Tensor, error) {
 	z := data(f.logits)
 	rows := len(f.mask)
-	f.probs = make([]float32, len(z))
+	f.probs = f.pool.get(len(z))
 	f.ez = make([]float32, rows)
 	out := make([]float32, rows)
-	for r, ok := range f.mask {
-		if !ok {
-			continue
+	parallelFor(rows, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			if !f.mask[r] {
+				continue
+			}
+			p, zr := f.probs[r*f.vocab:(r+1)*f.vocab], z[r*f.vocab:(r+1)*f.vocab]
+			_, out[r] = softmax(p, zr, f.invTemp)
+			var e float32
+			for j, pj := range p {
+				e += pj * zr[j] * f.invTemp
+			}
+			f.ez[r] = e
 		}
-		p, zr := f.probs[r*f.vocab:(r+1)*f.vocab], z[r*f.vocab:(r+1)*f.vocab]
-		_, out[r] = softmax(p, zr, f.invTemp)
-		var e float32
-		for j, pj := range p {
-			e += pj * zr[j] * f.invTemp
-		}
-		f.ez[r] = e
-	}
+	})
 	return dense(rows, 1, out), nil
 }
 
 func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	z := data(f.logits)
-	gz := make([]float32, len(z))
-	for r, ok := range f.mask {
-		if !ok || g[r] == 0 {
-			continue
+	gz := f.pool.get(len(z))
+	parallelFor(len(f.mask), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			row := gz[r*f.vocab : (r+1)*f.vocab]
+			if !f.mask[r] || g[r] == 0 {
+				clear(row)
+				continue
+			}
+			// ∂H/∂z_j = −p_j (z_j/τ − E_p[z/τ]) / τ
+			for j := range row {
+				i := r*f.vocab + j
+				row[j] = -g[r] * f.probs[i] * (z[i]*f.invTemp - f.ez[r]) * f.invTemp
+			}
 		}
-		// ∂H/∂z_j = −p_j (z_j/τ − E_p[z/τ]) / τ
-		for j := 0; j < f.vocab; j++ {
-			i := r*f.vocab + j
-			gz[i] = -g[r] * f.probs[i] * (z[i]*f.invTemp - f.ez[r]) * f.invTemp
-		}
-	}
+	})
 	accGrad(f.logits, len(f.mask), f.vocab, gz)
+	f.pool.put(gz, f.probs)
+	f.probs = nil
 	return nil
 }

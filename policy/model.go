@@ -31,6 +31,7 @@ type Model struct {
 	Head   *nn.Param // [vocab, dim]: lm_head.weight
 
 	rope *rope
+	pool *bufPool // recycled buffers of the training path
 }
 
 // Layer is one transformer block's parameters.
@@ -85,6 +86,7 @@ func NewModel(cfg Config, seed uint64) (*Model, error) {
 	m.Norm = ones(cfg.Dim)
 	m.Head = normal(cfg.VocabSize, cfg.Dim)
 	m.rope = newRope(cfg)
+	m.pool = newBufPool()
 	return m, nil
 }
 
@@ -178,7 +180,7 @@ func (b *Batch) Row(i, t int) int { return i*b.SeqLen + t }
 // hold meaningless values.
 func (m *Model) Logits(b *Batch) mat.Tensor {
 	c := m.Config
-	return ag.NewOperator(&linear{x: m.Hidden(b), w: m.Head, in: c.Dim, out: c.VocabSize}).Run()
+	return ag.NewOperator(&linear{x: m.Hidden(b), w: m.Head, in: c.Dim, out: c.VocabSize, pool: m.pool}).Run()
 }
 
 // Hidden runs the differentiable forward pass up to the final RMSNorm and
@@ -193,16 +195,14 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 		lens[i] = len(s)
 	}
 	eps := float32(c.NormEps)
-	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim}).Run()
+	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool}).Run()
 	for _, l := range m.Layers {
-		h := ag.NewOperator(&rmsNorm{x: x, w: l.AttnNorm, eps: eps, dim: c.Dim}).Run()
-		a := ag.NewOperator(&attention{x: h, wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens}).Run()
-		x = ag.Add(x, a)
-		h = ag.NewOperator(&rmsNorm{x: x, w: l.FFNNorm, eps: eps, dim: c.Dim}).Run()
-		f := ag.NewOperator(&feedForward{x: h, w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden}).Run()
-		x = ag.Add(x, f)
+		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, pool: m.pool}
+		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, f: attn}).Run()
+		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool}
+		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, f: ffn}).Run()
 	}
-	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim}).Run()
+	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool}).Run()
 }
 
 // TokenLogProbs returns, for every row, log p(next token) under
@@ -219,7 +219,7 @@ func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) 
 			targets[b.Row(i, t)] = s[t+1]
 		}
 	}
-	return ag.NewOperator(&tokenLogProbs{logits: logits, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature)}).Run()
+	return ag.NewOperator(&tokenLogProbs{logits: logits, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
 }
 
 // TokenEntropies returns, for every row that predicts a token of its
@@ -232,5 +232,5 @@ func (m *Model) TokenEntropies(b *Batch, logits mat.Tensor, temperature float64)
 			mask[b.Row(i, t)] = true
 		}
 	}
-	return ag.NewOperator(&tokenEntropy{logits: logits, mask: mask, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature)}).Run()
+	return ag.NewOperator(&tokenEntropy{logits: logits, mask: mask, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
 }

@@ -3,8 +3,8 @@ package policy
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/nlpodyssey/spago/ag"
@@ -327,5 +327,70 @@ func TestMatchesHuggingFaceLlama(t *testing.T) {
 	t.Logf("worst relative error against the Hugging Face reference: %.2g", worst)
 	if worst > 1e-4 {
 		t.Fatalf("logits differ from Hugging Face Llama: worst relative error %.3g", worst)
+	}
+}
+
+// Splitting a forward or sampling pass over goroutines changes no bit: an
+// engine on one goroutine and engines split several ways sample the same
+// tokens with the same log-probabilities and entropies, from a batched
+// prefill of prompts of different lengths and forks sharing a parent.
+func TestEngineSplitDoesNotChangeResults(t *testing.T) {
+	m := randomModel(t, testConfig, 8)
+	rng := rand.New(rand.NewPCG(8, 8))
+	prompts := randomSeqs(rng, 9, 2, 6, testConfig.VocabSize)
+	run := func(workers int) [][]Token {
+		e := NewEngine(m)
+		e.workers = workers
+		streams := make([]Stream, len(prompts))
+		for i := range streams {
+			streams[i] = Stream{Seed: 5, ID: uint64(i)}
+		}
+		states, err := e.PrefillBatch(prompts, streams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]Token, len(states))
+		if err := e.Step(states, DefaultSampling, out); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ { // forks of the first states, stepped with their parents
+			f, err := states[i].Fork(len(states[i].Tokens()), Stream{Seed: 6, ID: uint64(i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			states = append(states, f)
+		}
+		var toks [][]Token
+		for step := 0; step < 8; step++ {
+			out := make([]Token, len(states))
+			if err := e.Step(states, Sampling{Temperature: 0.9}, out); err != nil {
+				t.Fatal(err)
+			}
+			toks = append(toks, out)
+		}
+		return toks
+	}
+	want := run(1)
+	for _, w := range []int{2, 3, 8} {
+		got := run(w)
+		for s := range want {
+			for i := range want[s] {
+				if got[s][i] != want[s][i] {
+					t.Fatalf("%d workers, step %d, state %d: %+v; one worker: %+v", w, s, i, got[s][i], want[s][i])
+				}
+			}
+		}
+	}
+}
+
+// A state given twice to one Step is an error, not a silent double step.
+func TestStepRejectsDuplicateState(t *testing.T) {
+	e := NewEngine(randomModel(t, testConfig, 1))
+	st, err := e.Prefill([]int{BOS, 5}, Stream{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Step([]State{st, st}, DefaultSampling, make([]Token, 2)); err == nil {
+		t.Fatal("no error for a state given twice")
 	}
 }

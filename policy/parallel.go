@@ -3,25 +3,48 @@ package policy
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
-// parallelFor calls fn over [0, n) split into contiguous chunks, one per
-// CPU, and waits. fn must treat items independently: the split never
-// changes a result, only which goroutine computes it.
+// chunksPerWorker is how many chunks a parallel pass is cut into per
+// goroutine. The goroutines take chunks in turn from a shared counter, so
+// when the machine is busy and one goroutine is descheduled, the others
+// take its share instead of waiting for it. Which goroutine computes a
+// chunk never changes a result.
+const chunksPerWorker = 4
+
+// parallelFor calls fn over [0, n) split into contiguous chunks, run by
+// up to GOMAXPROCS goroutines, and waits. fn must treat items
+// independently: the split never changes a result, only which goroutine
+// computes it.
 func parallelFor(n int, fn func(lo, hi int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		fn(0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+	chunks := min(n, chunksPerWorker*workers)
+	runChunks(workers, chunks, func(_, c int) { fn(n*c/chunks, n*(c+1)/chunks) })
+}
+
+// runChunks runs job(worker, chunk) for every chunk in [0, chunks) on
+// workers goroutines (the calling one is worker workers−1), each taking the
+// next chunk not yet taken, and waits for all.
+func runChunks(workers, chunks int, job func(worker, chunk int)) {
+	var next atomic.Int64
+	loop := func(w int) {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			job(w, c)
+		}
 	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Go(func() { loop(w) })
+	}
+	loop(workers - 1)
 	wg.Wait()
 }

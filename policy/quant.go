@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"math"
+
+	"github.com/rollout-rl/rollout/policy/internal/kernel"
 )
 
 // int8Matrix is a weight matrix [out, in] quantized weight-only to int8
@@ -12,11 +14,10 @@ type int8Matrix struct {
 	q       []int8
 	scale   []float32
 	out, in int
-	row     []float32 // dequantization buffer for one row
 }
 
 func quantize(w []float32, out, in int) *int8Matrix {
-	m := &int8Matrix{q: make([]int8, out*in), scale: make([]float32, out), out: out, in: in, row: make([]float32, in)}
+	m := &int8Matrix{q: make([]int8, out*in), scale: make([]float32, out), out: out, in: in}
 	for j := 0; j < out; j++ {
 		var amax float32
 		for _, v := range w[j*in : (j+1)*in] {
@@ -34,22 +35,11 @@ func quantize(w []float32, out, in int) *int8Matrix {
 	return m
 }
 
-// mulT computes y = x·Wᵀ, dequantizing one weight row at a time.
+// mulT computes y = x·Wᵀ with the int8 kernel: each output is the 16-lane
+// dot product of the row with the int8 weights, times the row's scale. It
+// holds no mutable state, so engines may share the matrix.
 func (m *int8Matrix) mulT(y, x []float32, rows int) {
-	for j := 0; j < m.out; j++ {
-		s := m.scale[j]
-		for k, q := range m.q[j*m.in : (j+1)*m.in] {
-			m.row[k] = float32(q) * s
-		}
-		for r := 0; r < rows; r++ {
-			var acc float32
-			xr := x[r*m.in : (r+1)*m.in]
-			for k, w := range m.row {
-				acc += xr[k] * w
-			}
-			y[r*m.out+j] = acc
-		}
-	}
+	kernel.MatMulNTInt8(y[:rows*m.out], x[:rows*m.in], m.q, m.scale, rows, m.out, m.in, false)
 }
 
 // Logits returns the next-token logits after every position of seq,

@@ -124,6 +124,11 @@ func (sc *samplerScratch) sample(logits []float32, cfg Sampling, u float64) Toke
 		sc.p = make([]float64, len(logits))
 	}
 	p := sc.p[:len(logits)]
+	truncK := cfg.TopK > 0 && cfg.TopK < len(p)
+	truncP := cfg.TopP > 0 && cfg.TopP < 1
+	if cfg.Temperature > 0 && !truncK && !truncP {
+		return sampleFull(p, logits, cfg.Temperature, u)
+	}
 	sc.distribution(p, logits, cfg)
 	if cfg.Temperature == 0 {
 		for i, v := range p {
@@ -150,4 +155,40 @@ func (sc *samplerScratch) sample(logits []float32, cfg Sampling, u float64) Toke
 		}
 	}
 	return Token{ID: id, LogProb: float32(math.Log(p[id])), Entropy: float32(h)}
+}
+
+// sampleFull is sample for plain softmax(logits/T) (no top-k, no top-p):
+// the same probabilities as Distribution, with the entropy computed as
+// log Σe^x − E_p[x] (x = z/T − max) instead of one logarithm per token.
+func sampleFull(p []float64, logits []float32, temp, u float64) Token {
+	mx := math.Inf(-1)
+	for _, z := range logits {
+		mx = math.Max(mx, float64(z)/temp)
+	}
+	var sum, ex float64 // Σ e^x and Σ e^x·x
+	for i, z := range logits {
+		x := float64(z)/temp - mx
+		e := math.Exp(x)
+		p[i] = e
+		sum += e
+		if e > 0 {
+			ex += e * x
+		}
+	}
+	for i := range p {
+		p[i] /= sum
+	}
+	id, cum := -1, 0.0
+	for i, v := range p {
+		if v == 0 {
+			continue
+		}
+		id = i
+		cum += v
+		if u < cum {
+			break
+		}
+	}
+	logSum := math.Log(sum)
+	return Token{ID: id, LogProb: float32(math.Log(p[id])), Entropy: float32(logSum - ex/sum)}
 }

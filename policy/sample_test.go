@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -152,5 +153,46 @@ func TestInt8Divergence(t *testing.T) {
 	t.Logf("int8 vs float32: mean KL %.3g, mean |Δlog p| %.3g over %d positions", d.MeanKL, d.MeanAbsLogProb, d.Positions)
 	if d.Positions != 4*40 || d.MeanKL > 1e-4 || d.MeanAbsLogProb > 0.01 || d.MeanKL <= 0 {
 		t.Fatalf("divergence %+v outside the bound", d)
+	}
+}
+
+// The untruncated fast path of sampling gives the token, log-probability
+// and entropy of the general path (Distribution, then −Σ p log p).
+func TestSampleFullMatchesDistribution(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	var sc samplerScratch
+	for trial := 0; trial < 200; trial++ {
+		logits := make([]float32, 1+rng.IntN(70))
+		for i := range logits {
+			logits[i] = float32(3 * rng.NormFloat64())
+		}
+		if trial%7 == 0 {
+			logits[0] = -80 // a token whose probability underflows
+		}
+		temp := 0.3 + 2*rng.Float64()
+		u := rng.Float64()
+		got := sc.sample(logits, Sampling{Temperature: temp, TopP: 1}, u)
+		p := make([]float64, len(logits))
+		Distribution(p, logits, Sampling{Temperature: temp})
+		want, cum := -1, 0.0
+		var h float64
+		for i, v := range p {
+			if v > 0 {
+				h -= v * math.Log(v)
+				if want < 0 || u >= cum {
+					want = i
+					cum += v
+				}
+			}
+		}
+		if got.ID != want {
+			t.Fatalf("trial %d: token %d, want %d", trial, got.ID, want)
+		}
+		if d := math.Abs(float64(got.LogProb) - math.Log(p[want])); d > 1e-5 {
+			t.Errorf("trial %d: log-prob %v, want %v", trial, got.LogProb, math.Log(p[want]))
+		}
+		if d := math.Abs(float64(got.Entropy) - h); d > 1e-5*math.Max(1, h) {
+			t.Errorf("trial %d: entropy %v, want %v", trial, got.Entropy, h)
+		}
 	}
 }

@@ -210,7 +210,7 @@ func (m *Model) NLLLoss(b *Batch, from []int) (mat.Tensor, int, error) {
 	if n == 0 {
 		return nil, 0, fmt.Errorf("nll loss: no target tokens")
 	}
-	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1}).Run()
+	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1, pool: m.pool}).Run()
 	w := make([]float32, b.Rows())
 	for i, tgt := range targets {
 		if tgt >= 0 {

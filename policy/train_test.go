@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -78,6 +79,48 @@ func TestTrainConfigValidate(t *testing.T) {
 	for _, c := range []TrainConfig{{LR: 0, Eps: 1e-8}, {LR: 1e-3, Beta1: 1, Eps: 1e-8}, {LR: 1e-3, Eps: 0}, {LR: 1e-3, Eps: 1e-8, MaxGradNorm: -1}} {
 		if _, err := NewTrainer(&Model{}, c); err == nil {
 			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// Training is deterministic: the same steps give the same bits whatever the
+// number of goroutines the passes are split over, and whether or not the
+// buffers of the previous step are recycled (on padded batches of
+// changing shapes, so that a recycled buffer's stale contents would show).
+func TestTrainingIsDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	full := randomSeqs(rng, 5, 12, 12, testConfig.VocabSize)
+	ragged := randomSeqs(rng, 5, 3, 11, testConfig.VocabSize)
+	ragged[2] = full[1] // the same [5, 12] shape as full, with padding
+	batches := [][][]int{full, ragged, randomSeqs(rng, 3, 2, 9, testConfig.VocabSize), full, ragged}
+	run := func(procs int, pooled bool) *Model {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		m, _ := NewModel(testConfig, 2)
+		if !pooled {
+			m.pool = nil
+		}
+		tr, err := NewTrainer(m, DefaultTrainConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, seqs := range batches {
+			trainSteps(t, m, tr, seqs, 1)
+		}
+		return m
+	}
+	want := run(1, false)
+	for _, tc := range []struct {
+		procs  int
+		pooled bool
+	}{{1, true}, {2, true}, {4, true}, {3, false}} {
+		got := run(tc.procs, tc.pooled)
+		for i, p := range want.NamedParams() {
+			a, b := data(p.Param), data(got.NamedParams()[i].Param)
+			for j := range a {
+				if a[j] != b[j] {
+					t.Fatalf("GOMAXPROCS %d, pooled %v: %s[%d] = %v, want %v", tc.procs, tc.pooled, p.Name, j, b[j], a[j])
+				}
+			}
 		}
 	}
 }

@@ -81,7 +81,7 @@ const (
 // maxWorkers caps the goroutines one product is split over.
 const maxWorkers = 8
 
-// rowAlign is the granularity of the row split (a multiple of every tile
+// rowAlign is the preferred granularity of the row split (a multiple of every tile
 // height, so that the split creates no extra ragged tiles).
 const rowAlign = 48
 
@@ -173,8 +173,7 @@ func run(f matFunc, c, a []float32, aRow, lda int, b []float32, ldb, m, n, k int
 // rowAlign) on w goroutines, the calling one included. A split by output
 // rows never divides k, so it cannot change any output bit.
 func splitRows(m, w int, job func(lo, hi int)) {
-	chunk := (m + w - 1) / max(w, 1)
-	chunk = (chunk + rowAlign - 1) / rowAlign * rowAlign
+	chunk := splitChunk(m, w)
 	if w <= 1 || chunk >= m {
 		job(0, m)
 		return
@@ -189,6 +188,22 @@ func splitRows(m, w int, job func(lo, hi int)) {
 		wg.Go(func() { job(lo, hi) })
 	}
 	wg.Wait()
+}
+
+// splitChunk returns the rows per goroutine of a split of m rows over w
+// goroutines: a multiple of rowAlign when that keeps the last chunk at
+// least 3/4 of the others, else of a smaller alignment (12, a multiple of
+// the 4- and 6-row tiles, then 4) that does. (128 rows over 2 goroutines
+// at 48 would be 96 + 32: the second goroutine would idle half the time.)
+func splitChunk(m, w int) int {
+	base := (m + max(w, 1) - 1) / max(w, 1)
+	for _, align := range []int{rowAlign, 12, 4} {
+		chunk := (base + align - 1) / align * align
+		if last := m - (m-1)/chunk*chunk; 4*last >= 3*chunk || chunk >= m {
+			return chunk
+		}
+	}
+	return base
 }
 
 // MatMulNTInt8 computes c[m×n] = a[m×k] · Wᵀ (or c += when acc) for a weight

@@ -436,3 +436,16 @@ func FuzzMatMulNT(f *testing.F) {
 		}
 	})
 }
+
+// The row split keeps both goroutines busy on the model's shapes: no chunk
+// is more than 4/3 of the last one, and the chunks cover the rows.
+func TestSplitChunkIsBalanced(t *testing.T) {
+	for _, tc := range []struct{ m, w int }{{128, 2}, {256, 2}, {384, 2}, {768, 2}, {4096, 2}, {8192, 2}, {130, 2}, {200, 3}, {1000, 8}} {
+		chunk := splitChunk(tc.m, tc.w)
+		n := (tc.m + chunk - 1) / chunk
+		last := tc.m - (n-1)*chunk
+		if n > tc.w || 4*last < 3*chunk && n > 1 {
+			t.Errorf("m=%d w=%d: chunk %d gives %d chunks, the last of %d rows", tc.m, tc.w, chunk, n, last)
+		}
+	}
+}
