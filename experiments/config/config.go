@@ -55,7 +55,8 @@ type Experiment struct {
 	// config file) to start from instead of pretraining.
 	Checkpoint string `yaml:"checkpoint" json:"checkpoint"`
 	// Pretrain makes the base policy (see package pretrain); its model is
-	// the top-level model.
+	// the top-level model, and its steps default per task
+	// (pretrain.DefaultStepsFor).
 	Pretrain pretrain.Config `yaml:"pretrain" json:"pretrain"`
 	// Rollout says how rollouts are generated.
 	Rollout Rollout `yaml:"rollout" json:"rollout"`
@@ -394,6 +395,9 @@ func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
 		cfg.Checkpoint = p
 	}
 	cfg.Pretrain.Model = cfg.Model
+	if find(find(n, "pretrain"), "steps") == nil {
+		cfg.Pretrain.Steps = pretrain.DefaultStepsFor(cfg.Task.Name)
+	}
 	if err := cfg.Pretrain.Validate(); err != nil {
 		return cfg, &Error{File: path, Line: lineOf(find(n, "pretrain"), n), Msg: err.Error()}
 	}

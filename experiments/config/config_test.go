@@ -47,6 +47,15 @@ func TestLoadResolvesDefaults(t *testing.T) {
 	if again.Runs()[1].ID != runs[1].ID {
 		t.Fatal("run id depends on more than the config and seed")
 	}
+	if c.Pretrain.Steps != 1000 {
+		t.Errorf("pretrain.steps %d, want add's default 1000", c.Pretrain.Steps)
+	}
+	for src, want := range map[string]int{"task: {name: path}\n": 1500, "task: {name: path}\npretrain: {steps: 7}\n": 7} {
+		f, err := Parse("p.yaml", []byte(src), nil)
+		if err != nil || f.Variants[0].Config.Pretrain.Steps != want {
+			t.Errorf("%q: pretrain.steps %v (%v), want %d", src, f.Variants[0].Config.Pretrain.Steps, err, want)
+		}
+	}
 	shown, err := Marshal(c)
 	if err != nil || !strings.Contains(string(shown), "clip_high: 0.28") {
 		t.Fatalf("marshal: %v\n%s", err, shown)

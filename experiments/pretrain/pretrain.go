@@ -34,6 +34,17 @@ type Config struct {
 	Seed        uint64  `yaml:"seed" json:"seed"`                 // initialisation and data order
 }
 
+// DefaultStepsFor is the default number of pretraining steps for a task:
+// 1000, and 1500 for path, the hardest bundled task. With the other
+// defaults they land the tiny policy's greedy accuracy between 20% and
+// 70% (room for RL) in about a minute on 2 cores (README, "Pretraining").
+func DefaultStepsFor(taskName string) int {
+	if taskName == "path" {
+		return 1500
+	}
+	return 1000
+}
+
 // DefaultConfig returns the default settings: the tiny model, 1000 steps
 // of 32 demonstrations at Adam step size 1e-3, 30% of them flawed, greedy
 // accuracy on 200 held-out prompts, seed 0.
