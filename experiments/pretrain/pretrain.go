@@ -8,16 +8,11 @@ package pretrain
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/internal/dircache"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 )
@@ -243,21 +238,6 @@ func Decode(tok *policy.Tokenizer, toks []policy.Token) string {
 	return string(text)
 }
 
-// cacheKey is the hash of everything the trained weights depend on.
-func cacheKey(taskName string, taskParams any, cfg Config) (string, error) {
-	b, err := json.Marshal(struct {
-		Version    int
-		Task       string
-		TaskParams any
-		Config     Config
-	}{1, taskName, taskParams, cfg})
-	if err != nil {
-		return "", fmt.Errorf("pretrain cache key: %w", err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8]), nil
-}
-
 // Summary is what a cached checkpoint directory records beside the
 // weights (summary.json).
 type Summary struct {
@@ -270,42 +250,26 @@ type Summary struct {
 }
 
 // Cached returns the base policy for (task, params, cfg) from cacheDir,
-// training and saving it first if it is not there. The second result
+// training and saving it first if it is not there. The third result
 // reports whether it came from the cache.
 func Cached(ctx context.Context, cacheDir string, t task.Task, taskParams any, cfg Config, onStep func(Step)) (string, Summary, bool, error) {
-	key, err := cacheKey(t.Name(), taskParams, cfg)
+	key, err := dircache.Key(struct {
+		Version    int
+		Task       string
+		TaskParams any
+		Config     Config
+	}{1, t.Name(), taskParams, cfg})
 	if err != nil {
 		return "", Summary{}, false, err
 	}
-	dir := filepath.Join(cacheDir, "pretrain", t.Name()+"-"+key)
-	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err == nil {
-		var s Summary
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", Summary{}, false, fmt.Errorf("pretrain cache %s: %w", dir, err)
+	return dircache.Get(cacheDir, "pretrain", t.Name(), key, func(dir string) (Summary, error) {
+		res, err := Train(ctx, t, cfg, onStep)
+		if err != nil {
+			return Summary{}, err
 		}
-		return dir, s, true, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
-	}
-	res, err := Train(ctx, t, cfg, onStep)
-	if err != nil {
-		return "", Summary{}, false, err
-	}
-	tmp := dir + ".tmp"
-	os.RemoveAll(tmp)
-	if err := policy.Save(tmp, res.Model, res.Tokenizer); err != nil {
-		return "", Summary{}, false, err
-	}
-	s := Summary{Task: t.Name(), Config: cfg, Loss: res.Loss, EvalAcc: res.EvalAcc, Seconds: res.Duration.Seconds(), CacheKey: key}
-	b, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
-		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", Summary{}, false, fmt.Errorf("pretrain cache: %w", err)
-	}
-	return dir, s, false, nil
+		if err := policy.Save(dir, res.Model, res.Tokenizer); err != nil {
+			return Summary{}, err
+		}
+		return Summary{Task: t.Name(), Config: cfg, Loss: res.Loss, EvalAcc: res.EvalAcc, Seconds: res.Duration.Seconds(), CacheKey: key}, nil
+	})
 }

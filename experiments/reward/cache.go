@@ -2,15 +2,10 @@ package reward
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/internal/dircache"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 )
@@ -102,48 +97,23 @@ func Build(ctx context.Context, baseDir string, t task.Task, cfg BuildConfig, on
 // cfg) under cacheDir, building and saving it first if it is not there.
 // The third result reports whether it came from the cache.
 func Cached(ctx context.Context, cacheDir, baseDir string, t task.Task, taskParams any, cfg BuildConfig, onStep func(Step)) (string, Summary, bool, error) {
-	b, err := json.Marshal(struct {
+	key, err := dircache.Key(struct {
 		Version    int
 		Base, Task string
 		TaskParams any
 		Config     BuildConfig
 	}{1, baseDir, t.Name(), taskParams, cfg})
 	if err != nil {
-		return "", Summary{}, false, fmt.Errorf("reward model cache key: %w", err)
+		return "", Summary{}, false, err
 	}
-	sum := sha256.Sum256(b)
-	key := hex.EncodeToString(sum[:8])
-	dir := filepath.Join(cacheDir, "reward", t.Name()+"-"+key)
-	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err == nil {
-		var s Summary
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", Summary{}, false, fmt.Errorf("reward model cache %s: %w", dir, err)
+	return dircache.Get(cacheDir, "reward", t.Name(), key, func(dir string) (Summary, error) {
+		m, s, err := Build(ctx, baseDir, t, cfg, onStep)
+		if err != nil {
+			return Summary{}, err
 		}
-		return dir, s, true, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
-	}
-	m, s, err := Build(ctx, baseDir, t, cfg, onStep)
-	if err != nil {
-		return "", Summary{}, false, err
-	}
-	s.CacheKey = key
-	tmp := dir + ".tmp"
-	os.RemoveAll(tmp)
-	if err := Save(tmp, m); err != nil {
-		return "", Summary{}, false, err
-	}
-	out, _ := json.MarshalIndent(s, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(out, '\n'), 0o644); err != nil {
-		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
-	}
-	os.RemoveAll(dir)
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", Summary{}, false, fmt.Errorf("reward model cache: %w", err)
-	}
-	return dir, s, false, nil
+		s.CacheKey = key
+		return s, Save(dir, m)
+	})
 }
 
 // bothLabels reports an error unless the examples hold correct and wrong

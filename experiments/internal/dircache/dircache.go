@@ -1,0 +1,67 @@
+// Package dircache keeps artifacts that are expensive to make (pretrained
+// base policies, reward models) in directories named by the hash of
+// everything they depend on, each with a summary.json beside the files. An
+// entry is built in a temporary directory and renamed into place, so a
+// crash never leaves a half-written entry under its final name.
+package dircache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Key hashes the JSON encoding of v into a short hex string.
+func Key(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("cache key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// Get returns the entry root/kind/name-key. If it exists, its summary.json
+// is decoded into the returned summary and cached is true. Otherwise build
+// writes the entry's files into the directory it is given and returns the
+// summary, which Get saves beside them before moving the entry into place.
+func Get[S any](root, kind, name, key string, build func(dir string) (S, error)) (dir string, summary S, cached bool, err error) {
+	dir = filepath.Join(root, kind, name+"-"+key)
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err == nil {
+		if err := json.Unmarshal(raw, &summary); err != nil {
+			return "", summary, false, fmt.Errorf("%s cache %s: %w", kind, dir, err)
+		}
+		return dir, summary, true, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	tmp := dir + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	if summary, err = build(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", summary, false, err
+	}
+	b, err := json.MarshalIndent(summary, "", "  ")
+	if err != nil {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	return dir, summary, false, nil
+}
