@@ -140,9 +140,14 @@ func (s *Store) Curves(experiment string, opts PlotOptions) ([]Curve, error) {
 			slices.Sort(grid)
 			grid = slices.Compact(grid)
 		} else {
-			lo, hi := math.Inf(1), math.Inf(-1)
+			// The range every seed covers, so each grid point's mean
+			// and band are over all of the variant's seeds.
+			lo, hi := math.Inf(-1), math.Inf(1)
 			for _, p := range series {
-				lo, hi = math.Min(lo, p.x[0]), math.Max(hi, p.x[len(p.x)-1])
+				lo, hi = math.Max(lo, p.x[0]), math.Min(hi, p.x[len(p.x)-1])
+			}
+			if hi < lo {
+				hi = lo
 			}
 			grid = make([]float64, opts.Points)
 			for i := range grid {
