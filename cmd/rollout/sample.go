@@ -13,7 +13,7 @@ import (
 )
 
 func newSampleCmd() *cobra.Command {
-	var ckpt, taskName, strategy, prompt, advantage string
+	var ckpt, taskName, cfgPath, strategy, prompt, advantage string
 	var sets []string
 	var budget int64
 	var seed uint64
@@ -48,9 +48,9 @@ m, n, l, t; segment_tree: s, b, w).`,
 			if err := sampling.Validate(); err != nil {
 				return usageError{err}
 			}
-			t, err := task.New(taskName, nil)
+			t, err := taskFromFlags(cmd, taskName, cfgPath)
 			if err != nil {
-				return usageError{fmt.Errorf("--task: %w", err)}
+				return err
 			}
 			if ckpt == "" {
 				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
@@ -107,7 +107,8 @@ m, n, l, t; segment_tree: s, b, w).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
-	f.StringVar(&taskName, "task", "add", "task: add, countdown, path")
+	f.StringVar(&taskName, "task", "add", "task: add, countdown, path (with its default parameters)")
+	f.StringVar(&cfgPath, "config", "", "take the task and its parameters from this experiment config instead of --task")
 	f.StringVar(&strategy, "strategy", "entropy_tree", "flat, entropy_tree, random_tree, segment_tree")
 	f.StringArrayVar(&sets, "set", nil, "strategy parameter key=value (repeatable)")
 	f.StringVar(&prompt, "prompt", "", "prompt text (default: the task's first eval prompt)")

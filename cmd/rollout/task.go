@@ -71,3 +71,28 @@ func newTaskVerifyCmd() *cobra.Command {
 	cmd.Flags().StringVar(&response, "response", "", "response text (any string)")
 	return cmd
 }
+
+// taskFromFlags builds the task of --config (its first variant's task and
+// parameters) or else the --task name with default parameters.
+func taskFromFlags(cmd *cobra.Command, name, configPath string) (task.Task, error) {
+	if configPath != "" {
+		if cmd.Flags().Changed("task") {
+			return nil, usageError{fmt.Errorf("--task and --config: give one")}
+		}
+		f, err := loadConfig(configPath, nil)
+		if err != nil {
+			return nil, err
+		}
+		c := f.Variants[0].Config
+		t, err := task.New(c.Task.Name, c.Task.Params)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--config: %w", err)}
+		}
+		return t, nil
+	}
+	t, err := task.New(name, nil)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--task: %w", err)}
+	}
+	return t, nil
+}

@@ -17,7 +17,7 @@ import (
 )
 
 func newTTCCmd() *cobra.Command {
-	var ckpt, taskName, rmDir string
+	var ckpt, taskName, cfgPath, rmDir string
 	var ns []int
 	var prompts int
 	var seed uint64
@@ -35,9 +35,9 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if ckpt == "" {
 				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
 			}
-			t, err := task.New(taskName, nil)
+			t, err := taskFromFlags(cmd, taskName, cfgPath)
 			if err != nil {
-				return usageError{fmt.Errorf("--task: %w", err)}
+				return err
 			}
 			if prompts < 1 {
 				return usageError{fmt.Errorf("--prompts %d: want at least 1", prompts)}
@@ -87,7 +87,8 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
-	f.StringVar(&taskName, "task", "add", "task: add, countdown, path")
+	f.StringVar(&taskName, "task", "add", "task: add, countdown, path (with its default parameters)")
+	f.StringVar(&cfgPath, "config", "", "take the task and its parameters from this experiment config instead of --task")
 	f.StringVar(&rmDir, "reward-model", "", "select best-of-N by this reward model (default: the verifier, an oracle)")
 	f.IntSliceVar(&ns, "n", []int{1, 3, 6, 12}, "candidates per prompt")
 	f.IntVar(&prompts, "prompts", 100, "held-out prompts")
