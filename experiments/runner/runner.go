@@ -146,6 +146,12 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		go func() {
 			defer wg.Done()
 			for r := range jobs {
+				if ctx.Err() != nil { // stopped before it began
+					mu.Lock()
+					sum.Stopped++
+					mu.Unlock()
+					continue
+				}
 				rmDir := rewardModels[baseKey(r.Config)+fmt.Sprintf(" %+v", r.Config.RewardModel)]
 				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], rmDir, store, opts)
 				opts.Progress.Done(r, err)

@@ -294,3 +294,41 @@ seeds: [1, 2]
 		t.Fatal("every reward is 0 or 1: the mix was not applied")
 	}
 }
+
+// cancelAfter cancels a context after n committed steps.
+type cancelAfter struct {
+	nopProgress
+	n      *int
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) Step(config.Run, int, map[string]float64) {
+	if *c.n--; *c.n == 0 {
+		c.cancel()
+	}
+}
+
+// Cancelling (Ctrl-C) stops the runs after the steps in flight commit;
+// running again resumes them and ends as an uninterrupted run does.
+func TestStopAndResume(t *testing.T) {
+	dir := t.TempDir()
+	f := testConfig(t, dir, 4)
+	stopped := filepath.Join(dir, "stopped.db")
+	st, err := tracking.Open(stopped, tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 3
+	sum, err := Run(ctx, f, st, Options{Workers: 1, CacheDir: t.TempDir(), Progress: cancelAfter{n: &n, cancel: cancel}})
+	st.Close()
+	if err != nil || sum.Stopped < 1 || sum.Finished != 0 {
+		t.Fatalf("cancelled run: %+v, %v", sum, err)
+	}
+	if s := runInto(t, f, stopped, 2); s.Finished != 4 {
+		t.Fatalf("resumed: %+v", s)
+	}
+	whole := filepath.Join(dir, "whole.db")
+	runInto(t, f, whole, 2)
+	sameSeries(t, "stopped and resumed vs uninterrupted", series(t, stopped), series(t, whole))
+}
