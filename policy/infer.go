@@ -494,26 +494,28 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 }
 
 // attend computes one row's attention output over the keys and values its
-// state sees, positions 0..pos, head by head: per span of the cache chain,
-// one strided product for the scores and one for the weighted values.
+// state sees, positions 0..pos: per head and span of the cache chain, one
+// strided product for the scores, then per span one pass over the value
+// rows for all heads (kernel.AttendValues, the bits of per-head products).
+// scores holds one row of pos+1 weights per head.
 func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
-	scores = grow(scores, n)
+	scores = grow(scores, c.Heads*n)
 	for h := 0; h < c.Heads; h++ {
-		qh := q[h*hd : (h+1)*hd]
+		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
 		p := 0
 		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-			kernel.MatMulNTStrided(scores[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
 			p += cnt
 		})
-		softmaxScaled(scores, scale)
-		p = 0
-		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-			kernel.MatMulNNStrided(out[h*hd:], hd, scores[p:], cnt, seg.v[layer][from*d+h*hd:], d, 1, hd, cnt, p > 0)
-			p += cnt
-		})
+		softmaxScaled(sh, scale)
 	}
+	p := 0
+	forEachSpan(spans, n, func(seg *segment, from, cnt int) {
+		kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
+		p += cnt
+	})
 	return scores
 }
 
@@ -521,12 +523,8 @@ func attend(out, q []float32, spans []span, pos, layer int, c Config, scale floa
 // with the float32 exp of the kernels. The inference engine and the
 // training attention both use it, so they compute the same weights.
 func softmaxScaled(s []float32, scale float32) {
-	mx := float32(math.Inf(-1))
-	for j, v := range s {
-		v *= scale
-		s[j] = v
-		mx = max(mx, v)
-	}
+	kernel.Scale(scale, s)
+	mx := maxOf(s)
 	for j := range s {
 		s[j] -= mx
 	}
@@ -536,6 +534,23 @@ func softmaxScaled(s []float32, scale float32) {
 		sum += v
 	}
 	kernel.Scale(1/sum, s)
+}
+
+// maxOf returns the largest element of s (−Inf when s is empty), in four
+// independent chains: max is order-free, so the result is that of one
+// sequential pass.
+func maxOf(s []float32) float32 {
+	inf := float32(math.Inf(-1))
+	m0, m1, m2, m3 := inf, inf, inf, inf
+	j := 0
+	for ; j+4 <= len(s); j += 4 {
+		q := s[j : j+4 : j+4]
+		m0, m1, m2, m3 = max(m0, q[0]), max(m1, q[1]), max(m2, q[2]), max(m3, q[3])
+	}
+	for ; j < len(s); j++ {
+		m0 = max(m0, s[j])
+	}
+	return max(max(m0, m1), max(m2, m3))
 }
 
 // forEachSpan visits positions 0..n−1 of a span chain as runs within one

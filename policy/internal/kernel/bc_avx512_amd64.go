@@ -93,3 +93,55 @@ func nnAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 func tnAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
 	bcAVX512(c, ldc, a, 1, lda, b, ldb, m, n, k, acc)
 }
+
+// attvArgs is the argument block of attv128AVX512 (the assembly uses the
+// field offsets; TestArgLayout checks them).
+type attvArgs struct {
+	p   [8]*float32 // the weights of the head of each 16-column vector (0)
+	v   *float32    // the first value row at the slab's first column (64)
+	out *float32    // the slab's outputs (72)
+	ldv int         // bytes between value rows (80)
+	n   int         // value rows (88)
+	acc int         // 1 to start from the stored outputs (96)
+}
+
+//go:noescape
+func attv128AVX512(p *attvArgs)
+
+//go:noescape
+func attv128x2AVX512(p *attvArgs)
+
+// attvAVX512 is AttendValues in slabs of 128 columns (eight accumulators,
+// enough independent chains to keep the FMA units busy) when d is a
+// multiple of 128 and hd of 16 (one weight broadcast per pair of vectors
+// when hd is a multiple of 32); it reports false, having done nothing, for
+// other shapes.
+func attvAVX512(out, probs []float32, ldp int, v []float32, ldv int, n, d, hd int, acc bool) bool {
+	if d%128 != 0 || hd%16 != 0 {
+		return false
+	}
+	if n == 0 {
+		if !acc {
+			clear(out[:d])
+		}
+		return true
+	}
+	heads := d / hd
+	_ = probs[(heads-1)*ldp+n-1]
+	_ = v[(n-1)*ldv+d-1]
+	_ = out[d-1]
+	var p attvArgs
+	p.ldv, p.n, p.acc = ldv*4, n, b2i(acc)
+	for j0 := 0; j0 < d; j0 += 128 {
+		for r := range 8 {
+			p.p[r] = &probs[(j0+16*r)/hd*ldp]
+		}
+		p.v, p.out = &v[j0], &out[j0]
+		if hd%32 == 0 {
+			attv128x2AVX512(&p)
+		} else {
+			attv128AVX512(&p)
+		}
+	}
+	return true
+}

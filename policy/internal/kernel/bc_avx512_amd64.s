@@ -177,3 +177,148 @@ store1:
 	VMOVUPS Z3, K4, 192(R9)
 	VZEROUPPER
 	RET
+
+// func attv128AVX512(p *attvArgs)
+//
+// A 128-column slab of AttendValues: out(+)= Σ_t p_r[t] · v row t over eight
+// 16-column vectors r, each with its own head's weights p_r; per output the
+// same sequence of fused multiply-adds as bc1x64AVX512.
+TEXT ·attv128AVX512(SB), NOSPLIT, $0-8
+	MOVQ    p+0(FP), DI
+	MOVQ    72(DI), R9
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	CMPQ    96(DI), $0
+	JEQ     attvstart
+	VMOVUPS (R9), Z0
+	VMOVUPS 64(R9), Z1
+	VMOVUPS 128(R9), Z2
+	VMOVUPS 192(R9), Z3
+	VMOVUPS 256(R9), Z4
+	VMOVUPS 320(R9), Z5
+	VMOVUPS 384(R9), Z6
+	VMOVUPS 448(R9), Z7
+
+attvstart:
+	MOVQ 64(DI), BX
+	MOVQ 80(DI), SI
+	MOVQ 88(DI), CX
+	MOVQ 0(DI), AX
+	MOVQ 8(DI), R8
+	MOVQ 16(DI), R10
+	MOVQ 24(DI), R11
+	MOVQ 32(DI), R12
+	MOVQ 40(DI), R13
+	MOVQ 48(DI), DX
+	MOVQ 56(DI), DI
+
+attvloop:
+	VBROADCASTSS (AX), Z16
+	VBROADCASTSS (R8), Z17
+	VBROADCASTSS (R10), Z18
+	VBROADCASTSS (R11), Z19
+	VBROADCASTSS (R12), Z20
+	VBROADCASTSS (R13), Z21
+	VBROADCASTSS (DX), Z22
+	VBROADCASTSS (DI), Z23
+	VFMADD231PS  (BX), Z16, Z0
+	VFMADD231PS  64(BX), Z17, Z1
+	VFMADD231PS  128(BX), Z18, Z2
+	VFMADD231PS  192(BX), Z19, Z3
+	VFMADD231PS  256(BX), Z20, Z4
+	VFMADD231PS  320(BX), Z21, Z5
+	VFMADD231PS  384(BX), Z22, Z6
+	VFMADD231PS  448(BX), Z23, Z7
+	ADDQ         $4, AX
+	ADDQ         $4, R8
+	ADDQ         $4, R10
+	ADDQ         $4, R11
+	ADDQ         $4, R12
+	ADDQ         $4, R13
+	ADDQ         $4, DX
+	ADDQ         $4, DI
+	ADDQ         SI, BX
+	DECQ         CX
+	JNZ          attvloop
+
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	VMOVUPS Z2, 128(R9)
+	VMOVUPS Z3, 192(R9)
+	VMOVUPS Z4, 256(R9)
+	VMOVUPS Z5, 320(R9)
+	VMOVUPS Z6, 384(R9)
+	VMOVUPS Z7, 448(R9)
+	VZEROUPPER
+	RET
+
+// func attv128x2AVX512(p *attvArgs)
+//
+// attv128AVX512 for heads of a multiple of 32 columns: vectors 2i and 2i+1
+// share a head, so one broadcast of p[2i] serves both (p[2i+1] is unused).
+TEXT ·attv128x2AVX512(SB), NOSPLIT, $0-8
+	MOVQ    p+0(FP), DI
+	MOVQ    72(DI), R9
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	VPXORD  Z2, Z2, Z2
+	VPXORD  Z3, Z3, Z3
+	VPXORD  Z4, Z4, Z4
+	VPXORD  Z5, Z5, Z5
+	VPXORD  Z6, Z6, Z6
+	VPXORD  Z7, Z7, Z7
+	CMPQ    96(DI), $0
+	JEQ     attv2start
+	VMOVUPS (R9), Z0
+	VMOVUPS 64(R9), Z1
+	VMOVUPS 128(R9), Z2
+	VMOVUPS 192(R9), Z3
+	VMOVUPS 256(R9), Z4
+	VMOVUPS 320(R9), Z5
+	VMOVUPS 384(R9), Z6
+	VMOVUPS 448(R9), Z7
+
+attv2start:
+	MOVQ 64(DI), BX
+	MOVQ 80(DI), SI
+	MOVQ 88(DI), CX
+	MOVQ 0(DI), AX
+	MOVQ 16(DI), R8
+	MOVQ 32(DI), R10
+	MOVQ 48(DI), R11
+	XORQ DX, DX
+
+attv2loop:
+	VBROADCASTSS (AX)(DX*4), Z16
+	VBROADCASTSS (R8)(DX*4), Z17
+	VBROADCASTSS (R10)(DX*4), Z18
+	VBROADCASTSS (R11)(DX*4), Z19
+	VFMADD231PS  (BX), Z16, Z0
+	VFMADD231PS  64(BX), Z16, Z1
+	VFMADD231PS  128(BX), Z17, Z2
+	VFMADD231PS  192(BX), Z17, Z3
+	VFMADD231PS  256(BX), Z18, Z4
+	VFMADD231PS  320(BX), Z18, Z5
+	VFMADD231PS  384(BX), Z19, Z6
+	VFMADD231PS  448(BX), Z19, Z7
+	INCQ         DX
+	ADDQ         SI, BX
+	CMPQ         DX, CX
+	JLT          attv2loop
+
+	VMOVUPS Z0, (R9)
+	VMOVUPS Z1, 64(R9)
+	VMOVUPS Z2, 128(R9)
+	VMOVUPS Z3, 192(R9)
+	VMOVUPS Z4, 256(R9)
+	VMOVUPS Z5, 320(R9)
+	VMOVUPS Z6, 384(R9)
+	VMOVUPS Z7, 448(R9)
+	VZEROUPPER
+	RET

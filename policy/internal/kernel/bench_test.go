@@ -32,7 +32,7 @@ func shapeName(sh shape) string { return fmt.Sprintf("%dx%dx%d", sh.m, sh.n, sh.
 func BenchmarkMatMulNT(b *testing.B) {
 	for _, sh := range []shape{
 		{1, 384, 128}, {1, 128, 384}, {1, 768, 256}, {1, 64, 128}, {2, 384, 128}, {3, 384, 128}, {8, 384, 128},
-		{64, 384, 128}, {64, 128, 384}, {64, 768, 256}, {64, 256, 768},
+		{64, 384, 128}, {64, 128, 384}, {64, 768, 256}, {64, 256, 768}, {32, 768, 256}, {32, 256, 768}, {32, 256, 256},
 		{4096, 384, 128}, {4096, 128, 384}, {8192, 768, 256},
 	} {
 		b.Run(shapeName(sh), func(b *testing.B) {
@@ -154,7 +154,8 @@ func BenchmarkAttentionScores(b *testing.B) {
 
 // BenchmarkAttentionValues compares one strided vector-matrix product with a
 // loop of Axpy calls for the output of one head (hd 32) over 64 cached
-// values in a cache of row width 128.
+// values in a cache of row width 128, and all heads' outputs by per-head
+// products with one AttendValues call.
 func BenchmarkAttentionValues(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const n, hd, dim = 64, 32, 128
@@ -170,6 +171,21 @@ func BenchmarkAttentionValues(b *testing.B) {
 			for j := range n {
 				Axpy(probs[j], values[j*dim:j*dim+hd], out)
 			}
+		}
+	})
+	// All heads of the row: per head the strided product above, against
+	// one AttendValues pass over the value rows.
+	all, allProbs := make([]float32, dim), randSlice(r, n*dim/hd)
+	b.Run("per-head-all", func(b *testing.B) {
+		for b.Loop() {
+			for h := range dim / hd {
+				MatMulNNStrided(all[h*hd:], hd, allProbs[h*n:], n, values[h*hd:], dim, 1, hd, n, false)
+			}
+		}
+	})
+	b.Run("attend-values-all", func(b *testing.B) {
+		for b.Loop() {
+			AttendValues(all, allProbs, n, values, dim, n, dim, hd, false)
 		}
 	})
 }

@@ -19,6 +19,7 @@ var avx512Impl = &impl{
 	exp:     expAVX512Go,
 	sigmoid: sigmoidAVX512Go,
 	ntI8:    ntI8AVX512,
+	attv:    attvAVX512,
 }
 
 // avx2Impl needs AVX2 and FMA.

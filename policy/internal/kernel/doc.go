@@ -12,7 +12,9 @@
 // MatMulNTStrided, MatMulNNStrided and MatMulTNStrided take row strides, to
 // read sub-matrices in place (the per-head blocks of a KV cache), and
 // MatMulNTInt8 takes a weight quantized to int8 with one scale per output
-// row (the int8 behaviour policy).
+// row (the int8 behaviour policy). AttendValues is the attention output of
+// one query over a KV cache's value rows for all heads in one pass, with the
+// bits of the per-head MatMulNNStrided products.
 //
 // # Determinism
 //

@@ -35,6 +35,9 @@ type impl struct {
 	sigmoid func(dst, x []float32)
 	// ntI8 is nt with int8 rows of b scaled per row (see MatMulNTInt8).
 	ntI8 func(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool)
+	// attv is an optional fast AttendValues for the shapes it reports true
+	// for; nil or false means the per-head nn products.
+	attv func(out, probs []float32, ldp int, v []float32, ldv int, n, d, hd int, acc bool) bool
 }
 
 // active is the implementation used by the exported functions. It is set

@@ -13,6 +13,7 @@ func TestArgLayout(t *testing.T) {
 	var nt ntArgs
 	var mv mvArgs
 	var bc bcArgs
+	var av attvArgs
 	tests := []struct {
 		field     string
 		got, want uintptr
@@ -50,6 +51,11 @@ func TestArgLayout(t *testing.T) {
 		{"bcArgs.masks", unsafe.Offsetof(bc.masks), 168},
 		{"bcArgs.acc", unsafe.Offsetof(bc.acc), 200},
 		{"bcArgs.cmask", unsafe.Offsetof(bc.cmask), 208},
+		{"attvArgs.v", unsafe.Offsetof(av.v), 64},
+		{"attvArgs.out", unsafe.Offsetof(av.out), 72},
+		{"attvArgs.ldv", unsafe.Offsetof(av.ldv), 80},
+		{"attvArgs.n", unsafe.Offsetof(av.n), 88},
+		{"attvArgs.acc", unsafe.Offsetof(av.acc), 96},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
