@@ -105,3 +105,23 @@ func (t *Tokenizer) EncodePrompt(prompt string) ([]int, error) {
 	out = append(out, ids...)
 	return append(out, SEP), nil
 }
+
+// ResponseText is the text of a sampled response as a verifier reads it:
+// the characters up to the first EOS (which ends it). Any other special
+// token (PAD, BOS, SEP), or an id outside the vocabulary, becomes NUL, a
+// character no task accepts, so a response that contains one is graded as
+// malformed rather than silently shortened.
+func (t *Tokenizer) ResponseText(ids []int) string {
+	var b strings.Builder
+	for _, id := range ids {
+		switch {
+		case id == EOS:
+			return b.String()
+		case id >= 4 && id < t.VocabSize():
+			b.WriteRune(t.alphabet[id-4])
+		default:
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}

@@ -39,3 +39,22 @@ func TestTokenizerErrors(t *testing.T) {
 		t.Fatal("duplicate character accepted")
 	}
 }
+
+func TestResponseText(t *testing.T) {
+	tok := DefaultTokenizer()
+	ids, _ := tok.Encode("12=3")
+	for _, tc := range []struct {
+		ids  []int
+		want string
+	}{
+		{append(append([]int{}, ids...), EOS, 5, 6), "12=3"}, // stops at EOS
+		{ids, "12=3"},                          // truncated: no EOS
+		{[]int{ids[0], SEP, ids[1]}, "1\x002"}, // special token → NUL
+		{[]int{ids[0], 64, PAD}, "1\x00\x00"},  // out of range too
+		{nil, ""},
+	} {
+		if got := tok.ResponseText(tc.ids); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.ids, got, tc.want)
+		}
+	}
+}

@@ -213,29 +213,14 @@ func GreedyAccuracy(m *policy.Model, tok *policy.Tokenizer, t task.Task, n int, 
 	return float64(correct) / float64(n), nil
 }
 
-// Decode turns sampled tokens into response text, stopping at EOS.
+// Decode turns sampled tokens into response text as a verifier reads it
+// (see policy.Tokenizer.ResponseText).
 func Decode(tok *policy.Tokenizer, toks []policy.Token) string {
-	ids := make([]int, 0, len(toks))
-	for _, t := range toks {
-		if t.ID == policy.EOS {
-			break
-		}
-		if t.ID < 4 { // another special token: not text; the verifier sees a bad character
-			ids = append(ids, -1)
-			continue
-		}
-		ids = append(ids, t.ID)
+	ids := make([]int, len(toks))
+	for i, t := range toks {
+		ids[i] = t.ID
 	}
-	var text []byte
-	for _, id := range ids {
-		if id < 0 {
-			text = append(text, '\x00')
-			continue
-		}
-		s, _ := tok.Decode([]int{id})
-		text = append(text, s...)
-	}
-	return string(text)
+	return tok.ResponseText(ids)
 }
 
 // Summary is what a cached checkpoint directory records beside the

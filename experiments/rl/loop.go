@@ -21,7 +21,6 @@ import (
 	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
 
-	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
@@ -318,14 +317,9 @@ func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt,
 	return nil
 }
 
-// ResponseText decodes a response's tokens, stopping at EOS.
-func ResponseText(tok *policy.Tokenizer, ids []int) string {
-	toks := make([]policy.Token, len(ids))
-	for i, id := range ids {
-		toks[i].ID = id
-	}
-	return pretrain.Decode(tok, toks)
-}
+// ResponseText decodes a response's tokens as the verifier reads them
+// (policy.Tokenizer.ResponseText).
+func ResponseText(tok *policy.Tokenizer, ids []int) string { return tok.ResponseText(ids) }
 
 // AnswerStart maps the task's answer start for prompt p (a character
 // index of the response text) to a token index, for search.Prompt:
