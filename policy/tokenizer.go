@@ -93,6 +93,25 @@ func (t *Tokenizer) Decode(ids []int) (string, error) {
 	return b.String(), nil
 }
 
+// DisplayText is the text of tokens for people to read, as `rollout sample`
+// and `rollout trees` print a rollout tree: Decode's text, with a final EOS
+// left out (a node's finish reason says it) and an id outside the
+// vocabulary written as <id N> instead of failing.
+func (t *Tokenizer) DisplayText(ids []int) string {
+	if n := len(ids); n > 0 && ids[n-1] == EOS {
+		ids = ids[:n-1]
+	}
+	var b strings.Builder
+	for _, id := range ids {
+		s, err := t.Decode([]int{id})
+		if err != nil {
+			s = fmt.Sprintf("<id %d>", id)
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
 // EncodePrompt returns BOS, the prompt's characters and SEP: the tokens a
 // response is sampled after.
 func (t *Tokenizer) EncodePrompt(prompt string) ([]int, error) {

@@ -60,7 +60,7 @@ func Example() {
 		}
 		return s
 	}
-	_ = g.WriteText(os.Stdout, text)
+	_ = g.Record(text(g.Prompt), text).WriteText(os.Stdout, text)
 	fmt.Printf("advantages of leaf 2: %.3f\n", g.Leaves()[2].Advantages)
 	// Output:
 	// prompt "ab"

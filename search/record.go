@@ -1,85 +1,73 @@
 package search
 
-import "fmt"
+import (
+	"fmt"
 
-// GroupRecord is a group in a flat form that any encoder (JSON, gob) can
-// store and that GroupRecord.Group rebuilds exactly: the tracking store keeps
-// trajectories, trees and filtered groups as records.
-type GroupRecord struct {
-	Prompt       []int
-	PromptID     uint64
-	Strategy     string
-	Usage        Usage
-	MissingForks int
-	Nodes        []NodeRecord
-}
+	"github.com/rollout-rl/rollout/search/record"
+)
 
-// NodeRecord is a Node with its parent as an id (-1 for a root).
-type NodeRecord struct {
-	Parent       int
-	ForkAt       int
-	Iteration    int
-	ForkScore    float64
-	HasForkScore bool
-	Tokens       []int
-	LogProbs     []float32
-	Entropies    []float32
-	Finish       Finish
-	Reward       float64
-	Reason       string
-	Scored       bool
-	Advantages   []float64
-}
-
-// Record returns g in flat form.
-func (g *Group) Record() GroupRecord {
-	r := GroupRecord{
-		Prompt: g.Prompt, PromptID: g.PromptID, Strategy: g.Strategy,
-		Usage: g.Usage, MissingForks: g.MissingForks,
-		Nodes: make([]NodeRecord, len(g.nodes)),
+// Record returns the group's lossless record (package record): prompt is
+// the prompt's text, and text turns a response's tokens into the text its
+// verifier read (stored as each leaf's Text). Every node is a leaf.
+func (g *Group) Record(prompt string, text record.Detokenizer) *record.Group {
+	u := g.Usage
+	r := &record.Group{
+		Prompt: prompt, PromptTokens: g.Prompt, PromptID: g.PromptID, Strategy: g.Strategy,
+		Budget: record.Budget{Limit: u.Limit, GeneratedTokens: u.GeneratedTokens, PrefillTokens: u.PrefillTokens,
+			DecodeTokens: u.DecodeTokens, FLOPs: u.FLOPs, SkippedBranches: u.SkippedBranches},
+		MissingForks: g.MissingForks,
+		Nodes:        make([]record.Node, len(g.nodes)),
+		Leaves:       make([]record.Leaf, len(g.nodes)),
 	}
 	for i, n := range g.nodes {
 		parent := -1
 		if n.Parent != nil {
 			parent = n.Parent.ID
 		}
-		r.Nodes[i] = NodeRecord{
-			Parent: parent, ForkAt: n.ForkAt, Iteration: n.Iteration,
-			ForkScore: n.ForkScore, HasForkScore: n.HasForkScore,
-			Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies, Finish: n.Finish,
-			Reward: n.Reward, Reason: n.Reason, Scored: n.Scored, Advantages: n.Advantages,
+		r.Nodes[i] = record.Node{
+			ID: n.ID, Parent: parent, ForkAt: n.ForkAt, Iteration: n.Iteration,
+			ForkScore: n.ForkScore, HasForkScore: n.HasForkScore, Finish: string(n.Finish),
+			Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies,
+		}
+		r.Leaves[i] = record.Leaf{
+			Node: n.ID, Text: text(n.Response()), Reward: n.Reward, Scored: n.Scored,
+			Terms: n.Terms, Reason: n.Reason, Advantages: n.Advantages,
 		}
 	}
 	return r
 }
 
-// Group rebuilds the group. It fails on a parent id that does not come
-// before its child or a fork point outside the parent's tokens.
-func (r GroupRecord) Group() (*Group, error) {
+// FromRecord rebuilds a live group from its record, exactly: the inverse of
+// Group.Record for groups made by this package (one leaf per node). It fails
+// on a record whose structure is invalid or whose leaves are not one per
+// node in node order.
+func FromRecord(r *record.Group) (*Group, error) {
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("group record: %w", err)
+	}
+	if len(r.Leaves) != len(r.Nodes) {
+		return nil, fmt.Errorf("group record: %d leaves for %d nodes, want one per node", len(r.Leaves), len(r.Nodes))
+	}
 	nodes := make([]*Node, len(r.Nodes))
 	for i, nr := range r.Nodes {
+		l := r.Leaves[i]
+		if nr.ID != i || l.Node != i {
+			return nil, fmt.Errorf("group record: node %d has id %d and leaf %d ends at node %d, want ids in order", i, nr.ID, i, l.Node)
+		}
 		n := &Node{
-			ForkAt: nr.ForkAt, Iteration: nr.Iteration,
-			ForkScore: nr.ForkScore, HasForkScore: nr.HasForkScore,
-			Tokens: nr.Tokens, LogProbs: nr.LogProbs, Entropies: nr.Entropies, Finish: nr.Finish,
-			Reward: nr.Reward, Reason: nr.Reason, Scored: nr.Scored, Advantages: nr.Advantages,
+			ForkAt: nr.ForkAt, Iteration: nr.Iteration, ForkScore: nr.ForkScore, HasForkScore: nr.HasForkScore,
+			Tokens: nr.Tokens, LogProbs: nr.LogProbs, Entropies: nr.Entropies, Finish: Finish(nr.Finish),
+			Reward: l.Reward, Reason: l.Reason, Scored: l.Scored, Terms: l.Terms, Advantages: l.Advantages,
 		}
 		if nr.Parent >= 0 {
-			if nr.Parent >= i {
-				return nil, fmt.Errorf("group record: node %d has parent %d, want a smaller id", i, nr.Parent)
-			}
-			p := nodes[nr.Parent]
-			if nr.ForkAt < 0 || nr.ForkAt > len(p.Tokens) {
-				return nil, fmt.Errorf("group record: node %d forks at %d, outside parent %d's %d tokens", i, nr.ForkAt, nr.Parent, len(p.Tokens))
-			}
-			n.Parent = p
-		}
-		if len(nr.LogProbs) != len(nr.Tokens) || len(nr.Entropies) != len(nr.Tokens) {
-			return nil, fmt.Errorf("group record: node %d has %d tokens, %d logprobs, %d entropies", i, len(nr.Tokens), len(nr.LogProbs), len(nr.Entropies))
+			n.Parent = nodes[nr.Parent]
 		}
 		nodes[i] = n
 	}
-	g := NewGroup(r.Prompt, r.Strategy, nodes)
-	g.PromptID, g.Usage, g.MissingForks = r.PromptID, r.Usage, r.MissingForks
+	g := NewGroup(r.PromptTokens, r.Strategy, nodes)
+	u := r.Budget
+	g.PromptID, g.MissingForks = r.PromptID, r.MissingForks
+	g.Usage = Usage{Limit: u.Limit, GeneratedTokens: u.GeneratedTokens, PrefillTokens: u.PrefillTokens,
+		DecodeTokens: u.DecodeTokens, FLOPs: u.FLOPs, SkippedBranches: u.SkippedBranches}
 	return g, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/policy/policytest"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 type pos struct{ node, index int }
@@ -344,7 +345,7 @@ func TestNewStrategy(t *testing.T) {
 func groupsJSON(t *testing.T, gs []*search.Group) string {
 	var b bytes.Buffer
 	for _, g := range gs {
-		if err := g.WriteJSON(&b, nil); err != nil {
+		if err := g.Record("", record.IDs).WriteJSON(&b); err != nil {
 			t.Fatal(err)
 		}
 	}

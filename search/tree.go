@@ -53,6 +53,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Finish says why a response ended.
@@ -73,7 +75,7 @@ type Node struct {
 	// Tree is the index of the node's tree in Group.Trees.
 	Tree int
 	// Parent is nil for a root. (Parent and Children are links, left out
-	// of encodings; use Group.Record to serialise a group.)
+	// of encodings; Group.Record gives a group's serialisable record.)
 	Parent *Node `json:"-"`
 	// ForkAt is the index in Parent.Tokens where this node's first token
 	// replaces the parent's; 0 for a root.
@@ -99,10 +101,13 @@ type Node struct {
 	// Children are the nodes forked off this one, in creation order.
 	Children []*Node `json:"-"`
 
-	// Outcome of the response that ends in this node, set by SetOutcome.
+	// Outcome of the response that ends in this node, set by SetOutcome:
+	// the reward, the verifier's reason, and the unweighted terms of a
+	// mixed reward (none when the reward is the verifier's alone).
 	Reward float64
 	Reason string
 	Scored bool
+	Terms  []record.Term
 	// Advantages has one value per token of Response(), set by
 	// SetAdvantages.
 	Advantages []float64

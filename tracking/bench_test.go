@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // BenchmarkCommitTrajectories writes steps of 64 flat groups × 16 leaves
@@ -15,7 +17,7 @@ import (
 func BenchmarkCommitTrajectories(b *testing.B) {
 	s, _ := newStore(b, Options{})
 	addRun(b, s, "bench", "run", "flat", 1)
-	groups := make([]Group, 64)
+	groups := make([]record.Group, 64)
 	for i := range groups {
 		groups[i] = flatGroup(i, 16, 40)
 	}
@@ -33,7 +35,7 @@ func BenchmarkCommitTrajectories(b *testing.B) {
 func benchStore(b *testing.B, steps int) *Store {
 	s, _ := newStore(b, Options{NoSync: true})
 	addRun(b, s, "bench", "run", "flat", 1)
-	groups := make([]Group, 64)
+	groups := make([]record.Group, 64)
 	for i := range groups {
 		groups[i] = flatGroup(i, 16, 40)
 	}

@@ -7,15 +7,14 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
-// The binary encodings of step records: varints for integers, raw
-// little-endian IEEE floats for float arrays. Each value starts with a
-// format byte so later versions can change it.
-const (
-	groupFormat   = 1
-	metricsFormat = 1
-)
+// The binary encoding of a step's metrics: varints for integers, raw
+// little-endian IEEE floats, after a format byte so later versions can
+// change it. Groups are encoded by package record (record.Group.AppendBinary).
+const metricsFormat = 1
 
 var errTruncated = errors.New("truncated record")
 
@@ -42,14 +41,6 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendFloats(b []byte, fs []float32) []byte {
-	b = binary.AppendUvarint(b, uint64(len(fs)))
-	for _, f := range fs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b
-}
-
 // encodeMetrics encodes a step's metric record, names sorted.
 func encodeMetrics(rec *StepRecord) []byte {
 	names := make([]string, 0, len(rec.Metrics))
@@ -69,60 +60,6 @@ func encodeMetrics(rec *StepRecord) []byte {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(rec.Metrics[k]))
 	}
 	return b
-}
-
-// encodeGroup appends the encoding of g to b.
-func encodeGroup(b []byte, g *Group) []byte {
-	b = append(b, groupFormat)
-	b = appendString(b, g.Prompt)
-	b = appendString(b, g.Strategy)
-	b = binary.AppendVarint(b, g.Budget.Limit)
-	b = binary.AppendVarint(b, g.Budget.GeneratedTokens)
-	b = binary.AppendVarint(b, g.Budget.PrefillTokens)
-	b = binary.AppendVarint(b, g.Budget.FLOPs)
-	if g.Filtered {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		b = binary.AppendVarint(b, int64(n.ID))
-		b = binary.AppendVarint(b, int64(n.Parent))
-		b = binary.AppendVarint(b, int64(n.ForkAt))
-		b = binary.AppendVarint(b, int64(n.Iteration))
-		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
-		for _, t := range n.Tokens {
-			b = binary.AppendVarint(b, int64(t))
-		}
-		b = appendFloats(b, n.LogProbs)
-		b = appendFloats(b, n.Entropies)
-	}
-	b = binary.AppendUvarint(b, uint64(len(g.Leaves)))
-	for i := range g.Leaves {
-		l := &g.Leaves[i]
-		b = binary.AppendVarint(b, int64(l.Node))
-		b = appendString(b, l.Text)
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.Reward))
-		b = appendString(b, l.Reason)
-		b = appendFloats(b, l.Advantages)
-	}
-	return b
-}
-
-// groupSizeBound is an upper bound of the encoded size of g.
-func groupSizeBound(g *Group) int {
-	n := 1 + 2*10 + len(g.Prompt) + len(g.Strategy) + 4*10 + 1 + 2*10
-	for i := range g.Nodes {
-		nd := &g.Nodes[i]
-		n += 7*10 + 10*len(nd.Tokens) + 4*(len(nd.LogProbs)+len(nd.Entropies))
-	}
-	for i := range g.Leaves {
-		l := &g.Leaves[i]
-		n += 4*10 + 8 + len(l.Text) + len(l.Reason) + 4*len(l.Advantages)
-	}
-	return n
 }
 
 // decoder reads a binary record; the first error sticks and later reads
@@ -187,64 +124,6 @@ func (d *decoder) float64(what string) float64 {
 	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
 	d.b = d.b[8:]
 	return v
-}
-
-func (d *decoder) floats(what string, dst []float32) []float32 {
-	n := d.count(what, 4)
-	if d.err != nil {
-		return dst[:0]
-	}
-	dst = slices.Grow(dst[:0], n)[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[4*i:]))
-	}
-	d.b = d.b[4*n:]
-	return dst
-}
-
-// decodeGroup decodes a group into g, reusing g's slices where it can.
-func decodeGroup(data []byte, g *Group) error {
-	d := decoder{b: data}
-	if f := d.byte1("format"); d.err == nil && f != groupFormat {
-		return fmt.Errorf("group record format %d, this version reads %d", f, groupFormat)
-	}
-	g.Prompt = d.string("prompt")
-	g.Strategy = d.string("strategy")
-	g.Budget.Limit = d.varint("budget limit")
-	g.Budget.GeneratedTokens = d.varint("generated tokens")
-	g.Budget.PrefillTokens = d.varint("prefill tokens")
-	g.Budget.FLOPs = d.varint("flops")
-	g.Filtered = d.byte1("filtered") != 0
-	nn := d.count("node count", 7)
-	g.Nodes = slices.Grow(g.Nodes[:0], nn)[:nn]
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		n.ID = int(d.varint("node id"))
-		n.Parent = int(d.varint("node parent"))
-		n.ForkAt = int(d.varint("node fork_at"))
-		n.Iteration = int(d.varint("node iteration"))
-		nt := d.count("token count", 1)
-		n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]
-		for j := range n.Tokens {
-			n.Tokens[j] = int(d.varint("token"))
-		}
-		n.LogProbs = d.floats("logprobs", n.LogProbs)
-		n.Entropies = d.floats("entropies", n.Entropies)
-	}
-	nl := d.count("leaf count", 12)
-	g.Leaves = slices.Grow(g.Leaves[:0], nl)[:nl]
-	for i := range g.Leaves {
-		l := &g.Leaves[i]
-		l.Node = int(d.varint("leaf node"))
-		l.Text = d.string("leaf text")
-		l.Reward = d.float64("leaf reward")
-		l.Reason = d.string("leaf reason")
-		l.Advantages = d.floats("advantages", l.Advantages)
-	}
-	if d.err != nil {
-		return fmt.Errorf("decoding group: %w", d.err)
-	}
-	return nil
 }
 
 // metricsHeader decodes the fixed part of a metric record and returns a
@@ -321,10 +200,10 @@ type groupChunk struct {
 
 // encodeChunks packs the groups into chunks: format byte, then per group a
 // little-endian uint32 length and the group's encoding.
-func encodeChunks(groups []Group) []groupChunk {
+func encodeChunks(groups []record.Group) []groupChunk {
 	size := 0
 	for i := range groups {
-		size += groupSizeBound(&groups[i]) + 4
+		size += groups[i].SizeBound() + 4
 	}
 	arena := make([]byte, 0, size+(size/chunkTarget+1))
 	var chunks []groupChunk
@@ -336,7 +215,7 @@ func encodeChunks(groups []Group) []groupChunk {
 		}
 		lenAt := len(arena)
 		arena = append(arena, 0, 0, 0, 0)
-		arena = encodeGroup(arena, &groups[i])
+		arena, _ = groups[i].AppendBinary(arena) // appending cannot fail
 		binary.LittleEndian.PutUint32(arena[lenAt:], uint32(len(arena)-lenAt-4))
 		if len(arena)-start >= chunkTarget || i == len(groups)-1 {
 			chunks = append(chunks, groupChunk{first: first, data: arena[start:len(arena):len(arena)]})

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/rollout-rl/rollout/tracking"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Example writes two variants × three seeds and prints the comparison.
@@ -33,7 +35,7 @@ func Example() {
 					Step:    step,
 					Tokens:  int64(step+1) * 1000,
 					Metrics: map[string]float64{"eval/acc": acc},
-					Groups:  []tracking.Group{{Prompt: "2+2=", Strategy: variant, Nodes: []tracking.Node{{ID: 0, Parent: -1, Tokens: []int{4}}}, Leaves: []tracking.Leaf{{Node: 0, Text: "4", Reward: 1}}}},
+					Groups:  []record.Group{{Prompt: "2+2=", Strategy: variant, Nodes: []record.Node{{ID: 0, Parent: -1, Tokens: []int{4}}}, Leaves: []record.Leaf{{Node: 0, Text: "4", Reward: 1, Scored: true}}}},
 				})
 				if err != nil {
 					fmt.Println(err)

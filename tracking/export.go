@@ -3,19 +3,19 @@ package tracking
 import (
 	"bufio"
 	"bytes"
-	"errors"
-	"runtime"
-	"sync"
-
 	"encoding/csv"
+	"errors"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"io"
-	"math"
+	"runtime"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+	"sync"
 	"unsafe"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Format is an export format.
@@ -103,11 +103,11 @@ func (s *Store) Export(w io.Writer, runIDs []string, what What, format Format) e
 
 func appendRunFields(b []byte, r *Run) []byte {
 	b = append(b, `{"run":`...)
-	b = appendJSONString(b, r.ID)
+	b = record.AppendJSONString(b, r.ID)
 	b = append(b, `,"experiment":`...)
-	b = appendJSONString(b, r.Experiment)
+	b = record.AppendJSONString(b, r.Experiment)
 	b = append(b, `,"variant":`...)
-	b = appendJSONString(b, r.Variant)
+	b = record.AppendJSONString(b, r.Variant)
 	b = append(b, `,"seed":`...)
 	return strconv.AppendInt(b, r.Seed, 10)
 }
@@ -130,7 +130,7 @@ func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format Format) error 
 			b = append(b, `,"tokens":`...)
 			b = strconv.AppendInt(b, m.Tokens, 10)
 			b = append(b, `,"time_s":`...)
-			b = appendJSONFloat(b, m.Elapsed.Seconds(), 64)
+			b = record.AppendJSONFloat(b, m.Elapsed.Seconds())
 			b = append(b, `,"metrics":{`...)
 			names := make([]string, 0, len(m.Values))
 			for k := range m.Values {
@@ -141,9 +141,9 @@ func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format Format) error 
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = appendJSONString(b, k)
+				b = record.AppendJSONString(b, k)
 				b = append(b, ':')
-				b = appendJSONFloat(b, m.Values[k], 64)
+				b = record.AppendJSONFloat(b, m.Values[k])
 			}
 			b = append(b, "}}\n"...)
 			if _, err := w.Write(b); err != nil {
@@ -238,10 +238,10 @@ func (f *trajectoryFormatter) end() error {
 	return nil
 }
 
-func (f *trajectoryFormatter) group(r *Run, step, index int, g *Group) error {
+func (f *trajectoryFormatter) group(r *Run, step, index int, g *record.Group) error {
 	for li, l := range g.Leaves {
 		var err error
-		f.tokens, f.logprobs, f.entropies, err = g.Path(l, f.tokens[:0], f.logprobs[:0], f.entropies[:0])
+		f.tokens, f.logprobs, f.entropies, err = g.Path(l.Node, f.tokens[:0], f.logprobs[:0], f.entropies[:0])
 		if err != nil {
 			return fmt.Errorf("run %s step %d group %d leaf %d: %w", r.ID, step, index, li, err)
 		}
@@ -252,9 +252,9 @@ func (f *trajectoryFormatter) group(r *Run, step, index int, g *Group) error {
 			row[7], row[8], row[9], row[10] = strconv.FormatBool(g.Filtered), g.Strategy, g.Prompt, l.Text
 			row[11], row[12] = strconv.FormatFloat(l.Reward, 'g', -1, 64), l.Reason
 			c[0] = appendInts(c[0][:0], f.tokens, ' ')
-			c[1] = appendFloats32(c[1][:0], f.logprobs, ' ', false)
-			c[2] = appendFloats32(c[2][:0], f.entropies, ' ', false)
-			c[3] = appendFloats32(c[3][:0], l.Advantages, ' ', false)
+			c[1] = record.AppendFloats(c[1][:0], f.logprobs, ' ', false)
+			c[2] = record.AppendFloats(c[2][:0], f.entropies, ' ', false)
+			c[3] = record.AppendFloats(c[3][:0], l.Advantages, ' ', false)
 			for k := range c {
 				// Views, not copies: csv.Writer.Write copies them out before
 				// the buffers are reused.
@@ -275,23 +275,27 @@ func (f *trajectoryFormatter) group(r *Run, step, index int, g *Group) error {
 		b = append(b, `,"filtered":`...)
 		b = strconv.AppendBool(b, g.Filtered)
 		b = append(b, `,"strategy":`...)
-		b = appendJSONString(b, g.Strategy)
+		b = record.AppendJSONString(b, g.Strategy)
 		b = append(b, `,"prompt":`...)
-		b = appendJSONString(b, g.Prompt)
+		b = record.AppendJSONString(b, g.Prompt)
 		b = append(b, `,"text":`...)
-		b = appendJSONString(b, l.Text)
+		b = record.AppendJSONString(b, l.Text)
 		b = append(b, `,"reward":`...)
-		b = appendJSONFloat(b, l.Reward, 64)
+		if l.Scored {
+			b = record.AppendJSONFloat(b, l.Reward)
+		} else {
+			b = append(b, "null"...)
+		}
 		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, l.Reason)
+		b = record.AppendJSONString(b, l.Reason)
 		b = append(b, `,"tokens":[`...)
 		b = appendInts(b, f.tokens, ',')
 		b = append(b, `],"logprobs":[`...)
-		b = appendFloats32(b, f.logprobs, ',', true)
+		b = record.AppendFloats(b, f.logprobs, ',', true)
 		b = append(b, `],"entropies":[`...)
-		b = appendFloats32(b, f.entropies, ',', true)
+		b = record.AppendFloats(b, f.entropies, ',', true)
 		b = append(b, `],"advantages":[`...)
-		b = appendFloats32(b, l.Advantages, ',', true)
+		b = record.AppendFloats(b, l.Advantages, ',', true)
 		b = append(b, "]}\n"...)
 		f.buf.Write(b)
 		f.b = b
@@ -320,7 +324,7 @@ type groupLineFormatter struct {
 
 func (f *groupLineFormatter) begin(buf *bytes.Buffer) { f.buf = buf }
 func (f *groupLineFormatter) end() error              { return nil }
-func (f *groupLineFormatter) group(r *Run, step, index int, g *Group) error {
+func (f *groupLineFormatter) group(r *Run, step, index int, g *record.Group) error {
 	b := appendRunFields(f.b[:0], r)
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(step), 10)
@@ -328,7 +332,7 @@ func (f *groupLineFormatter) group(r *Run, step, index int, g *Group) error {
 	b = strconv.AppendInt(b, int64(index), 10)
 	b = append(b, ',')
 	start := len(b)
-	b = AppendGroupJSON(b, g)
+	b = g.AppendJSON(b)
 	b = append(b[:start], b[start+1:]...) // the group's fields join the run's object
 	b = append(b, '\n')
 	f.buf.Write(b)
@@ -343,7 +347,7 @@ func (s *Store) exportGroups(w io.Writer, runs []Run) error {
 // groupFormatter turns groups into bytes; each export worker has its own.
 type groupFormatter interface {
 	begin(buf *bytes.Buffer)
-	group(r *Run, step, index int, g *Group) error
+	group(r *Run, step, index int, g *record.Group) error
 	end() error
 }
 
@@ -372,7 +376,7 @@ func (s *Store) formatGroups(w io.Writer, runs []Run, newFormatter func() groupF
 		go func() {
 			defer wg.Done()
 			f := newFormatter()
-			var g Group
+			var g record.Group
 			for job := range jobs {
 				job.out.Grow(3 * job.bytes)
 				f.begin(&job.out)
@@ -380,7 +384,7 @@ func (s *Store) formatGroups(w io.Writer, runs []Run, newFormatter func() groupF
 					step, first, err := parseGroupKey(job.keys[i])
 					if err == nil {
 						err = eachInChunk(first, raw, func(index int, enc []byte) error {
-							if err := decodeGroup(enc, &g); err != nil {
+							if err := record.Decode(enc, &g); err != nil {
 								return fmt.Errorf("step %d group %d: %w", step, index, err)
 							}
 							return f.group(job.run, step, index, &g)
@@ -480,70 +484,6 @@ func (s *Store) formatGroups(w io.Writer, runs []Run, newFormatter func() groupF
 
 var errStopped = errors.New("export stopped")
 
-// AppendGroupJSON appends the JSON object of g in the form `rollout sample
-// --json` prints (a root's parent is null; non-finite floats are null).
-func AppendGroupJSON(b []byte, g *Group) []byte {
-	b = append(b, `{"prompt":`...)
-	b = appendJSONString(b, g.Prompt)
-	b = append(b, `,"strategy":`...)
-	b = appendJSONString(b, g.Strategy)
-	b = append(b, `,"budget":{"limit":`...)
-	b = strconv.AppendInt(b, g.Budget.Limit, 10)
-	b = append(b, `,"generated_tokens":`...)
-	b = strconv.AppendInt(b, g.Budget.GeneratedTokens, 10)
-	b = append(b, `,"prefill_tokens":`...)
-	b = strconv.AppendInt(b, g.Budget.PrefillTokens, 10)
-	b = append(b, `,"flops":`...)
-	b = strconv.AppendInt(b, g.Budget.FLOPs, 10)
-	b = append(b, `},"filtered":`...)
-	b = strconv.AppendBool(b, g.Filtered)
-	b = append(b, `,"nodes":[`...)
-	for i := range g.Nodes {
-		n := &g.Nodes[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":`...)
-		b = strconv.AppendInt(b, int64(n.ID), 10)
-		b = append(b, `,"parent":`...)
-		if n.Parent < 0 {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, int64(n.Parent), 10)
-		}
-		b = append(b, `,"fork_at":`...)
-		b = strconv.AppendInt(b, int64(n.ForkAt), 10)
-		b = append(b, `,"iteration":`...)
-		b = strconv.AppendInt(b, int64(n.Iteration), 10)
-		b = append(b, `,"tokens":[`...)
-		b = appendInts(b, n.Tokens, ',')
-		b = append(b, `],"logprobs":[`...)
-		b = appendFloats32(b, n.LogProbs, ',', true)
-		b = append(b, `],"entropies":[`...)
-		b = appendFloats32(b, n.Entropies, ',', true)
-		b = append(b, "]}"...)
-	}
-	b = append(b, `],"leaves":[`...)
-	for i := range g.Leaves {
-		l := &g.Leaves[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"node":`...)
-		b = strconv.AppendInt(b, int64(l.Node), 10)
-		b = append(b, `,"text":`...)
-		b = appendJSONString(b, l.Text)
-		b = append(b, `,"reward":`...)
-		b = appendJSONFloat(b, l.Reward, 64)
-		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, l.Reason)
-		b = append(b, `,"advantages":[`...)
-		b = appendFloats32(b, l.Advantages, ',', true)
-		b = append(b, "]}"...)
-	}
-	return append(b, "]}"...)
-}
-
 func appendInts(b []byte, xs []int, sep byte) []byte {
 	for i, x := range xs {
 		if i > 0 {
@@ -554,89 +494,6 @@ func appendInts(b []byte, xs []int, sep byte) []byte {
 	return b
 }
 
-// appendFloats32 appends the shortest decimal forms that read back to the
-// same float32; non-finite values are null in JSON and NaN/±Inf in CSV. A
-// value equal to the one before it (advantages are constant per segment)
-// copies that one's digits instead of formatting again.
-func appendFloats32(b []byte, xs []float32, sep byte, json bool) []byte {
-	prevBits, ps, pe := uint32(0), 0, -1
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, sep)
-		}
-		if bits := math.Float32bits(x); pe >= 0 && bits == prevBits {
-			b = append(b, b[ps:pe]...)
-			continue
-		} else {
-			prevBits = bits
-		}
-		ps = len(b)
-		if json {
-			b = appendJSONFloat(b, float64(x), 32)
-		} else {
-			b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-		}
-		pe = len(b)
-	}
-	return b
-}
-
-func appendJSONFloat(b []byte, x float64, bits int) []byte {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return append(b, "null"...)
-	}
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.AppendInt(b, int64(x), 10)
-	}
-	return strconv.AppendFloat(b, x, 'g', -1, bits)
-}
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendJSONFloat appends x as JSON (record.AppendJSONFloat; x is a
+// float64 whatever the bits).
+func appendJSONFloat(b []byte, x float64, _ int) []byte { return record.AppendJSONFloat(b, x) }

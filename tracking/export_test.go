@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 func exportStore(t testing.TB) *Store {
@@ -18,10 +20,10 @@ func exportStore(t testing.TB) *Store {
 	addRun(t, s, "exp", "r1", "flat", 3)
 	tg := treeGroup()
 	tg.Nodes[0].LogProbs[1] = float32(math.NaN())
-	if err := s.CommitStep("r1", StepRecord{Step: 0, Tokens: 10, Elapsed: 1500 * time.Millisecond, Metrics: map[string]float64{"a": 1, "b": 0.25}, Groups: []Group{tg, flatGroup(1, 2, 3)}}); err != nil {
+	if err := s.CommitStep("r1", StepRecord{Step: 0, Tokens: 10, Elapsed: 1500 * time.Millisecond, Metrics: map[string]float64{"a": 1, "b": 0.25}, Groups: []record.Group{tg, flatGroup(1, 2, 3)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CommitStep("r1", StepRecord{Step: 1, Tokens: 20, Metrics: map[string]float64{"a": 2, "c": math.Inf(1)}, Groups: []Group{flatGroup(2, 3, 2)}}); err != nil {
+	if err := s.CommitStep("r1", StepRecord{Step: 1, Tokens: 20, Metrics: map[string]float64{"a": 2, "c": math.Inf(1)}, Groups: []record.Group{flatGroup(2, 3, 2)}}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -162,7 +164,7 @@ func TestExportErrors(t *testing.T) {
 	// A failing writer stops a long export with its error, without hanging.
 	big, _ := newStore(t, Options{NoSync: true})
 	addRun(t, big, "exp", "r", "flat", 1)
-	groups := make([]Group, 64)
+	groups := make([]record.Group, 64)
 	for i := range groups {
 		groups[i] = flatGroup(i, 16, 40)
 	}

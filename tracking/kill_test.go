@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // TestKilledWriter kills (SIGKILL) a child process in the middle of
@@ -101,7 +103,7 @@ func TestKilledWriterChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := make([]Group, 8)
+	groups := make([]record.Group, 8)
 	for i := range groups {
 		groups[i] = flatGroup(i, 16, 40)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // view runs fn in a read transaction. Readers check for missing buckets:
@@ -277,8 +279,8 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 }
 
 // Groups returns the rollout groups of one step of a run, in order.
-func (s *Store) Groups(runID string, step int) ([]Group, error) {
-	var out []Group
+func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
+	var out []record.Group
 	err := s.view(func(tx *bolt.Tx) error {
 		b, err := runData(tx, runID, bucketGroups)
 		if err != nil {
@@ -292,8 +294,8 @@ func (s *Store) Groups(runID string, step int) ([]Group, error) {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
 			err = eachInChunk(first, v, func(index int, enc []byte) error {
-				var g Group
-				if err := decodeGroup(enc, &g); err != nil {
+				var g record.Group
+				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("group %d: %w", index, err)
 				}
 				out = append(out, g)
@@ -309,8 +311,8 @@ func (s *Store) Groups(runID string, step int) ([]Group, error) {
 }
 
 // Group returns one rollout group of a step of a run.
-func (s *Store) Group(runID string, step, index int) (Group, error) {
-	var g Group
+func (s *Store) Group(runID string, step, index int) (record.Group, error) {
+	var g record.Group
 	found := false
 	err := s.view(func(tx *bolt.Tx) error {
 		b, err := runData(tx, runID, bucketGroups)
@@ -337,7 +339,7 @@ func (s *Store) Group(runID string, step, index int) (Group, error) {
 				return nil
 			}
 			found = true
-			if err := decodeGroup(enc, &g); err != nil {
+			if err := record.Decode(enc, &g); err != nil {
 				return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
 			}
 			return nil
@@ -350,21 +352,21 @@ func (s *Store) Group(runID string, step, index int) (Group, error) {
 }
 
 // EachGroup calls fn for every group of a run in (step, index) order.
-// The *Group passed to fn is reused between calls: copy what you keep.
-func (s *Store) EachGroup(runID string, fn func(step, index int, g *Group) error) error {
+// The *record.Group passed to fn is reused between calls: copy what you keep.
+func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group) error) error {
 	return s.view(func(tx *bolt.Tx) error {
 		b, err := runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
-		var g Group
+		var g record.Group
 		return b.ForEach(func(k, v []byte) error {
 			step, first, err := parseGroupKey(k)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
 			return eachInChunk(first, v, func(index int, enc []byte) error {
-				if err := decodeGroup(enc, &g); err != nil {
+				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
 				}
 				return fn(step, index, &g)

@@ -3,7 +3,7 @@ package tracking
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
+
 	"errors"
 	"fmt"
 	"os"
@@ -15,14 +15,16 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 func TestRoundTrip(t *testing.T) {
 	s, _ := newStore(t, Options{})
 	addRun(t, s, "exp", "r1", "flat", 7)
 	steps := []StepRecord{
-		{Step: 0, Tokens: 100, Elapsed: time.Second, Metrics: map[string]float64{"reward/mean": 0.25, "eval/acc": 0.5}, Groups: []Group{flatGroup(1, 4, 5), treeGroup()}},
-		{Step: 1, Tokens: 250, Elapsed: 2 * time.Second, Metrics: map[string]float64{"reward/mean": 0.5}, Groups: []Group{flatGroup(2, 2, 3)},
+		{Step: 0, Tokens: 100, Elapsed: time.Second, Metrics: map[string]float64{"reward/mean": 0.25, "eval/acc": 0.5}, Groups: []record.Group{flatGroup(1, 4, 5), treeGroup()}},
+		{Step: 1, Tokens: 250, Elapsed: 2 * time.Second, Metrics: map[string]float64{"reward/mean": 0.5}, Groups: []record.Group{flatGroup(2, 2, 3)},
 			Checkpoint: []Blob{{Name: "model", Data: []byte("weights-1")}, {Name: "optimizer", Data: []byte("adam-1")}}},
 		{Step: 3, Tokens: 400, Elapsed: 3 * time.Second, Metrics: map[string]float64{"reward/mean": 0.75, "eval/acc": 0.625}},
 	}
@@ -206,7 +208,7 @@ func TestLockContention(t *testing.T) {
 		t.Fatal(err)
 	}
 	addRun(t, s, "exp", "r", "flat", 1)
-	if err := s.CommitStep("r", StepRecord{Step: 0, Metrics: map[string]float64{"m": 1}, Groups: []Group{treeGroup()}}); err != nil {
+	if err := s.CommitStep("r", StepRecord{Step: 0, Metrics: map[string]float64{"m": 1}, Groups: []record.Group{treeGroup()}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -329,7 +331,7 @@ func TestMergeIdempotent(t *testing.T) {
 		for id, steps := range runs {
 			addRun(t, s, "exp", id, "v-"+id, 1)
 			for i := range steps {
-				if err := s.CommitStep(id, StepRecord{Step: i, Tokens: int64(i), Metrics: map[string]float64{"m": float64(i)}, Groups: []Group{flatGroup(i, 2, 3)}, Checkpoint: []Blob{{Name: "w", Data: []byte(id)}}}); err != nil {
+				if err := s.CommitStep(id, StepRecord{Step: i, Tokens: int64(i), Metrics: map[string]float64{"m": float64(i)}, Groups: []record.Group{flatGroup(i, 2, 3)}, Checkpoint: []Blob{{Name: "w", Data: []byte(id)}}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -395,7 +397,7 @@ func TestCompact(t *testing.T) {
 	s, path := newStore(t, Options{NoSync: true})
 	addRun(t, s, "exp", "r", "flat", 1)
 	for i := range 20 {
-		if err := s.CommitStep("r", StepRecord{Step: i, Groups: []Group{flatGroup(i, 16, 40)}}); err != nil {
+		if err := s.CommitStep("r", StepRecord{Step: i, Groups: []record.Group{flatGroup(i, 16, 40)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -418,68 +420,6 @@ func TestCompact(t *testing.T) {
 	defer c.Close()
 	if got, _ := c.dump(); !reflect.DeepEqual(got, want) {
 		t.Error("compaction changed the contents")
-	}
-}
-
-func TestGroupJSONMatchesSample(t *testing.T) {
-	g := treeGroup()
-	var v map[string]any
-	if err := json.Unmarshal(AppendGroupJSON(nil, &g), &v); err != nil {
-		t.Fatal(err)
-	}
-	nodes := v["nodes"].([]any)
-	if nodes[0].(map[string]any)["parent"] != nil || nodes[1].(map[string]any)["parent"] != 0.0 {
-		t.Errorf("parents: %v, %v", nodes[0], nodes[1])
-	}
-	if b := v["budget"].(map[string]any); b["generated_tokens"] != 9.0 || b["flops"] != 123.0 {
-		t.Errorf("budget %v", b)
-	}
-	if l := v["leaves"].([]any)[2].(map[string]any); l["text"] != "b\t\"q\"" {
-		t.Errorf("leaf %v", l)
-	}
-}
-
-func TestPath(t *testing.T) {
-	g := treeGroup()
-	tests := []struct {
-		leaf   int
-		tokens []int
-		lp     []float32
-	}{
-		{0, []int{1, 2, 3, 4}, []float32{-.1, -.2, -.3, -.4}},
-		{1, []int{1, 2, 5, 6, 7}, []float32{-.1, -.2, -.5, -.6, -.7}},
-		{2, []int{1, 2, 5, 8, 9}, []float32{-.1, -.2, -.5, -.8, -.9}},
-	}
-	for _, tc := range tests {
-		tok, lp, ent, err := g.Path(g.Leaves[tc.leaf], nil, nil, nil)
-		if err != nil || !reflect.DeepEqual(tok, tc.tokens) || !reflect.DeepEqual(lp, tc.lp) || len(ent) != len(tok) {
-			t.Errorf("leaf %d: %v %v %v %v", tc.leaf, tok, lp, ent, err)
-		}
-	}
-	bad := treeGroup()
-	bad.Nodes[2].ForkAt = 9
-	if _, _, _, err := bad.Path(bad.Leaves[2], nil, nil, nil); err == nil {
-		t.Error("fork past the parent's end accepted")
-	}
-	bad = treeGroup()
-	bad.Nodes[0].Parent = 2
-	if _, _, _, err := bad.Path(bad.Leaves[2], nil, nil, nil); err == nil {
-		t.Error("cycle accepted")
-	}
-}
-
-func TestDecodeCorrupt(t *testing.T) {
-	g := treeGroup()
-	enc := encodeGroup(nil, &g)
-	for n := range len(enc) {
-		var out Group
-		if err := decodeGroup(enc[:n], &out); err == nil {
-			t.Fatalf("truncated to %d of %d bytes: no error", n, len(enc))
-		}
-	}
-	var out Group
-	if err := decodeGroup(enc, &out); err != nil || !reflect.DeepEqual(out, g) {
-		t.Errorf("full record: %v", err)
 	}
 }
 
@@ -528,7 +468,7 @@ func TestRewindRun(t *testing.T) {
 	s, _ := newStore(t, Options{NoSync: true})
 	addRun(t, s, "exp", "r", "flat", 1)
 	for i := range 6 {
-		rec := StepRecord{Step: i, Tokens: int64(100 * i), Metrics: map[string]float64{"m": float64(i)}, Groups: []Group{flatGroup(i, 2, 2)}}
+		rec := StepRecord{Step: i, Tokens: int64(100 * i), Metrics: map[string]float64{"m": float64(i)}, Groups: []record.Group{flatGroup(i, 2, 2)}}
 		if i%2 == 0 {
 			rec.Checkpoint = []Blob{{Name: "model", Data: []byte{byte(i)}}}
 		}
@@ -566,42 +506,13 @@ func TestRewindRun(t *testing.T) {
 	}
 }
 
-func TestGroupValidate(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(g *Group)
-		want   string
-	}{
-		{"valid tree", func(g *Group) {}, ""},
-		{"segment child at the parent's end", func(g *Group) {
-			g.Nodes[1].ForkAt = 4
-			g.Leaves[1].Advantages = make([]float32, 7)
-			g.Leaves[2].Advantages = make([]float32, 7)
-		}, ""},
-		{"duplicate id", func(g *Group) { g.Nodes[2].ID = 1 }, "appears twice"},
-		{"missing parent", func(g *Group) { g.Nodes[2].Parent = 7 }, "parent 7 is not in the group"},
-		{"cycle", func(g *Group) { g.Nodes[0].Parent = 2 }, "cycle"},
-		{"fork past the end", func(g *Group) { g.Nodes[1].ForkAt = 5 }, "fork_at 5 outside"},
-		{"root with fork", func(g *Group) { g.Nodes[0].ForkAt = 1 }, "a root with fork_at 1"},
-		{"short logprobs", func(g *Group) { g.Nodes[1].LogProbs = g.Nodes[1].LogProbs[:1] }, "3 tokens, 1 logprobs"},
-		{"leaf on missing node", func(g *Group) { g.Leaves[0].Node = 9 }, "leaf 0: node 9"},
-		{"advantages of the wrong length", func(g *Group) { g.Leaves[2].Advantages = g.Leaves[2].Advantages[:4] }, "4 advantages for a path of 5 tokens"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			g := treeGroup()
-			tc.change(&g)
-			err := g.Validate()
-			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("err %v, want %q", err, tc.want)
-			}
-		})
-	}
+// TestCommitValidates checks that a step with an invalid group is refused.
+func TestCommitValidates(t *testing.T) {
 	s, _ := newStore(t, Options{NoSync: true})
 	addRun(t, s, "e", "r", "flat", 1)
 	bad := treeGroup()
 	bad.Leaves[1].Node = 9
-	if err := s.CommitStep("r", StepRecord{Step: 0, Groups: []Group{treeGroup(), bad}}); err == nil || !strings.Contains(err.Error(), "group 1: leaf 1") {
+	if err := s.CommitStep("r", StepRecord{Step: 0, Groups: []record.Group{treeGroup(), bad}}); err == nil || !strings.Contains(err.Error(), "group 1: leaf 1") {
 		t.Errorf("commit of an invalid group: %v", err)
 	}
 }
@@ -609,9 +520,15 @@ func TestGroupValidate(t *testing.T) {
 func TestGroupChunks(t *testing.T) {
 	s, _ := newStore(t, Options{NoSync: true})
 	addRun(t, s, "e", "r", "flat", 1)
-	groups := make([]Group, 300) // ~2.6 MB: three chunks
+	groups := make([]record.Group, 400)
+	size := 0
 	for i := range groups {
 		groups[i] = flatGroup(i, 16, 40)
+		enc, _ := groups[i].AppendBinary(nil)
+		size += len(enc)
+	}
+	if size < 2*chunkTarget {
+		t.Fatalf("groups encode to %d bytes: too few for three chunks a step", size)
 	}
 	for step := range 2 {
 		if err := s.CommitStep("r", StepRecord{Step: step, Groups: groups[:len(groups)-step]}); err != nil {
@@ -624,28 +541,28 @@ func TestGroupChunks(t *testing.T) {
 		chunks = b.Stats().KeyN
 		return nil
 	})
-	if chunks < 5 {
-		t.Errorf("%d chunks for 599 groups of ~9 KB, want ≥ 5", chunks)
+	if want := 2 * (size / chunkTarget); chunks < want {
+		t.Errorf("%d chunks for two steps of %d bytes, want ≥ %d", chunks, size, want)
 	}
 	got, err := s.Groups("r", 1)
-	if err != nil || len(got) != 299 || !reflect.DeepEqual(got[298], groups[298]) {
+	if err != nil || len(got) != 399 || !reflect.DeepEqual(got[398], groups[398]) {
 		t.Fatalf("step 1: %d groups, %v", len(got), err)
 	}
-	for _, idx := range []int{0, 1, 119, 120, 121, 250, 299} {
+	for _, idx := range []int{0, 1, 119, 120, 121, 250, 399} {
 		g, err := s.Group("r", 0, idx)
 		if err != nil || !reflect.DeepEqual(g, groups[idx]) {
 			t.Errorf("group %d of step 0: %v", idx, err)
 		}
 	}
-	if _, err := s.Group("r", 1, 299); !errors.Is(err, ErrNotFound) {
-		t.Errorf("group 299 of step 1 (which has 299): %v", err)
+	if _, err := s.Group("r", 1, 399); !errors.Is(err, ErrNotFound) {
+		t.Errorf("group 399 of step 1 (which has 399): %v", err)
 	}
 	if _, err := s.Group("r", 2, 0); !errors.Is(err, ErrNotFound) {
 		t.Errorf("group of a missing step: %v", err)
 	}
 	n := 0
 	prev := [2]int{-1, -1}
-	err = s.EachGroup("r", func(step, index int, g *Group) error {
+	err = s.EachGroup("r", func(step, index int, g *record.Group) error {
 		if step < prev[0] || step == prev[0] && index != prev[1]+1 || step > prev[0] && index != 0 {
 			return fmt.Errorf("out of order: %d/%d after %v", step, index, prev)
 		}
@@ -653,7 +570,7 @@ func TestGroupChunks(t *testing.T) {
 		n++
 		return nil
 	})
-	if err != nil || n != 599 {
+	if err != nil || n != 799 {
 		t.Errorf("EachGroup: %d groups, %v", n, err)
 	}
 }

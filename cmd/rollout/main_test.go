@@ -79,7 +79,7 @@ func TestTaskVerifyPrintsJSON(t *testing.T) {
 	}
 }
 
-// model init, logits and sample --json work on a fresh checkpoint, and the
+// model init, logits and sample --format json work on a fresh checkpoint, and the
 // JSON of sample has the documented shape.
 func TestModelAndSample(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
@@ -97,7 +97,7 @@ func TestModelAndSample(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &lg); err != nil || len(lg.Tokens) != 5 || len(lg.Logits) != 5 || len(lg.Logits[0]) != 64 {
 		t.Fatalf("logits output: %v, %d tokens", err, len(lg.Tokens))
 	}
-	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--set", "m=2", "--set", "n=1", "--set", "t=2", "--json", "--budget", "400")
+	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--set", "m=2", "--set", "n=1", "--set", "t=2", "--format", "json", "--budget", "400")
 	if code != 0 {
 		t.Fatal(e)
 	}
@@ -122,10 +122,10 @@ func TestModelAndSample(t *testing.T) {
 		} `json:"leaves"`
 	}
 	if err := json.Unmarshal([]byte(out), &g); err != nil {
-		t.Fatalf("sample --json: %v\n%s", err, out)
+		t.Fatalf("sample --format json: %v\n%s", err, out)
 	}
 	if g.Strategy != "entropy_tree" || g.Budget.Limit == nil || *g.Budget.Limit != 400 || g.Budget.Generated > 400 || len(g.Leaves) == 0 {
-		t.Fatalf("sample --json: %+v", g)
+		t.Fatalf("sample --format json: %+v", g)
 	}
 	roots := 0
 	for _, n := range g.Nodes {
@@ -187,7 +187,7 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	runs, _ := st.Runs("cli")
 	st.Close()
 	code, out, e = rollout(t, "trees", runs[0].ID, "--store", store, "--step", "1", "--group", "0")
-	if code != 0 || !strings.Contains(out, "group 0") || !strings.Contains(out, "tree 0") {
+	if code != 0 || strings.Contains(out, "group 0") || !strings.HasPrefix(out, "prompt ") || !strings.Contains(out, "tree 0") {
 		t.Fatalf("trees: exit %d\n%s%s", code, out, e)
 	}
 	code, out, _ = rollout(t, "export", "cli", "--what", "trajectories", "--format", "jsonl", "--store", store)

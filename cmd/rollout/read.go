@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/policy"
-	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -174,6 +174,7 @@ func newReadCmds() []*cobra.Command {
 	storeFlag(plotCmd)
 
 	var step, group int
+	var tformat string
 	trees := &cobra.Command{
 		Use:   "trees RUN [--step S] [--group G]",
 		Short: "Print the rollout trees of a step, as rollout sample prints them",
@@ -198,23 +199,18 @@ func newReadCmds() []*cobra.Command {
 			if len(groups) == 0 {
 				return usageError{fmt.Errorf("run %s has no rollout groups at step %d (steps 1..%d have them)", r.ID, step, r.LastStep)}
 			}
-			w := cmd.OutOrStdout()
-			for i := range groups {
-				if group >= 0 && i != group {
-					continue
-				}
-				if err := writeStoredGroup(w, i, &groups[i]); err != nil {
-					return err
-				}
-			}
 			if group >= len(groups) {
 				return usageError{fmt.Errorf("--group %d: step %d has %d groups", group, step, len(groups))}
 			}
-			return nil
+			if group >= 0 {
+				groups = groups[group : group+1]
+			}
+			return writeGroups(cmd.OutOrStdout(), groups, tformat, group < 0)
 		},
 	}
 	trees.Flags().IntVar(&step, "step", -1, "step (default: the last committed)")
-	trees.Flags().IntVar(&group, "group", -1, "only this group (default: all)")
+	trees.Flags().IntVar(&group, "group", -1, "only this group, printed exactly as rollout sample prints a group (default: all, each under a header)")
+	trees.Flags().StringVar(&tformat, "format", "text", "text (indented trees) or json (one object per group)")
 	storeFlag(trees)
 
 	var what, eformat, eout string
@@ -295,51 +291,27 @@ func newReadCmds() []*cobra.Command {
 	return []*cobra.Command{ls, show, report, plotCmd, trees, export, merge, compact}
 }
 
-// writeStoredGroup prints a stored group as rollout sample prints a fresh
-// one: the fork score shown at each fork is the entropy of the parent's
-// distribution at the fork position.
-func writeStoredGroup(w io.Writer, index int, g *tracking.Group) error {
-	rec := search.GroupRecord{Prompt: []int{policy.BOS}, Strategy: g.Strategy,
-		Usage: search.Usage{Limit: g.Budget.Limit, GeneratedTokens: g.Budget.GeneratedTokens, PrefillTokens: g.Budget.PrefillTokens, FLOPs: g.Budget.FLOPs}}
-	pos := map[int]int{}
-	for i, n := range g.Nodes {
-		pos[n.ID] = i
-		nr := search.NodeRecord{Parent: -1, ForkAt: n.ForkAt, Iteration: n.Iteration, Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies, Finish: search.FinishLength}
-		if n.Parent >= 0 {
-			p := g.Nodes[pos[n.Parent]]
-			nr.Parent = pos[n.Parent]
-			if n.ForkAt < len(p.Entropies) {
-				nr.ForkScore, nr.HasForkScore = float64(p.Entropies[n.ForkAt]), true
-			}
-		}
-		if k := len(n.Tokens); k > 0 && n.Tokens[k-1] == policy.EOS {
-			nr.Finish = search.FinishEOS
-		}
-		rec.Nodes = append(rec.Nodes, nr)
-	}
-	for _, l := range g.Leaves {
-		if i, ok := pos[l.Node]; ok {
-			rec.Nodes[i].Reward, rec.Nodes[i].Reason, rec.Nodes[i].Scored = l.Reward, l.Reason, true
-		}
-	}
-	sg, err := rec.Group()
-	if err != nil {
-		return fmt.Errorf("group %d: %w", index, err)
-	}
+// writeGroups prints groups as text (record.Group.WriteText, with the
+// policy tokenizer's display text), each under a "group i" header when
+// headers is set, or as one JSON object per line.
+func writeGroups(w io.Writer, groups []record.Group, format string, headers bool) error {
 	tok := policy.DefaultTokenizer()
-	filtered := ""
-	if g.Filtered {
-		filtered = " (filtered: all rewards equal)"
+	for i := range groups {
+		var err error
+		switch format {
+		case "json":
+			err = groups[i].WriteJSON(w)
+		case "text":
+			if headers {
+				fmt.Fprintf(w, "group %d\n", i)
+			}
+			err = groups[i].WriteText(w, tok.DisplayText)
+		default:
+			return usageError{fmt.Errorf("--format %q: want text or json", format)}
+		}
+		if err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(w, "group %d%s\n", index, filtered)
-	return sg.WriteText(w, func(ids []int) string {
-		if len(ids) == 1 && ids[0] == policy.BOS {
-			return g.Prompt
-		}
-		if n := len(ids); n > 0 && ids[n-1] == policy.EOS {
-			ids = ids[:n-1]
-		}
-		s, _ := tok.Decode(ids)
-		return s
-	})
+	return nil
 }

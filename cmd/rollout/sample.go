@@ -17,10 +17,10 @@ func newSampleCmd() *cobra.Command {
 	var sets []string
 	var budget int64
 	var seed uint64
-	var asJSON bool
+	var format string
 	sampling := policy.DefaultSampling
 	cmd := &cobra.Command{
-		Use:   "sample --checkpoint DIR --task TASK --strategy NAME [--set key=value]... [--budget TOKENS] [--seed S] [--json]",
+		Use:   "sample --checkpoint DIR --task TASK --strategy NAME [--set key=value]... [--budget TOKENS] [--seed S] [--format text|json]",
 		Short: "Run one rollout group on one prompt and print its tree",
 		Long: `Runs one group of the strategy on one prompt (--prompt, or the task's first eval
 prompt for --seed), grades every leaf with the task's verifier, computes advantages and
@@ -44,6 +44,9 @@ m, n, l, t; segment_tree: s, b, w).`,
 			est, err := search.ByName(advantage)
 			if err != nil {
 				return usageError{fmt.Errorf("--advantage: %w", err)}
+			}
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: want text or json", format)}
 			}
 			if err := sampling.Validate(); err != nil {
 				return usageError{err}
@@ -86,23 +89,11 @@ m, n, l, t; segment_tree: s, b, w).`,
 			if err := rl.Score(t, nil, tok, p, g, est); err != nil {
 				return err
 			}
-			// Text as the tokenizer writes it: special tokens inside a
-			// response show as <bos>, <sep> or <pad>; the final EOS is left
-			// out (the finish reason says it).
-			promptDetok := func(ids []int) string {
-				if len(ids) > 0 && ids[0] == policy.BOS {
-					return p.Text
-				}
-				if n := len(ids); n > 0 && ids[n-1] == policy.EOS {
-					ids = ids[:n-1]
-				}
-				s, _ := tok.Decode(ids)
-				return s
+			rec := rl.ScoredGroup{Group: g, Prompt: p}.Record(tok)
+			if format == "json" {
+				return rec.WriteJSON(cmd.OutOrStdout())
 			}
-			if asJSON {
-				return g.WriteJSON(cmd.OutOrStdout(), promptDetok)
-			}
-			return g.WriteText(cmd.OutOrStdout(), promptDetok)
+			return rec.WriteText(cmd.OutOrStdout(), tok.DisplayText)
 		},
 	}
 	f := cmd.Flags()
@@ -115,7 +106,7 @@ m, n, l, t; segment_tree: s, b, w).`,
 	f.StringVar(&advantage, "advantage", "grpo", "advantage estimator for the leaves")
 	f.Int64Var(&budget, "budget", 0, "per-prompt generated-token budget (0: none)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random streams")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.StringVar(&format, "format", "text", "text (an indented tree) or json (one object)")
 	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
 	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Config is the weights of the reward's terms (config key "reward"):
@@ -72,6 +73,12 @@ type Terms struct {
 	Model    float64 `json:"model"` // 0 when the model weight is 0 (not computed)
 	Format   float64 `json:"format"`
 	Length   float64 `json:"length"`
+}
+
+// Record returns the terms in the form package record keeps them, in the
+// order verifier, model, format, length.
+func (t Terms) Record() []record.Term {
+	return []record.Term{{Name: "verifier", Value: t.Verifier}, {Name: "model", Value: t.Model}, {Name: "format", Value: t.Format}, {Name: "length", Value: t.Length}}
 }
 
 // Scored is one response's reward, its terms and the verifier's verdict.

@@ -25,6 +25,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Setup is what a run trains with.
@@ -116,6 +117,14 @@ type ScoredGroup struct {
 	Group    *search.Group
 	Prompt   task.Prompt
 	Filtered bool
+}
+
+// Record returns the group's record (package record): leaf texts as the
+// verifier read them, and whether it was filtered.
+func (sg ScoredGroup) Record(tok *policy.Tokenizer) *record.Group {
+	r := sg.Group.Record(sg.Prompt.Text, tok.ResponseText)
+	r.Filtered = sg.Filtered
+	return r
 }
 
 // maxTokens is the longest response in tokens: the task's longest response
@@ -309,6 +318,7 @@ func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt,
 		}
 		for i, leaf := range leaves {
 			leaf.SetOutcome(scored[i].Reward, string(scored[i].Verdict.Reason))
+			leaf.Terms = scored[i].Terms.Record()
 		}
 	}
 	if err := search.SetAdvantages(g, est); err != nil {

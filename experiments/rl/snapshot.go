@@ -7,6 +7,7 @@ import (
 
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // snapshot is everything a run needs to continue exactly: the policy's
@@ -21,10 +22,11 @@ type snapshot struct {
 	Buffer     []bufferedGroup
 }
 
+// bufferedGroup is a stale group as its binary record (package record),
+// which keeps the prompt's text, and the policy version that sampled it.
 type bufferedGroup struct {
-	Group      search.GroupRecord
-	PromptText string
-	Version    int
+	Group   []byte
+	Version int
 }
 
 // Snapshot encodes the run's state after its last step.
@@ -39,7 +41,11 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	}
 	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum}
 	for _, b := range l.buffer {
-		s.Buffer = append(s.Buffer, bufferedGroup{Group: b.group.Record(), PromptText: b.prompt.Text, Version: b.version})
+		rec, err := b.group.Record(b.prompt.Text, l.s.Tokenizer.ResponseText).AppendBinary(nil)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: %w", err)
+		}
+		s.Buffer = append(s.Buffer, bufferedGroup{Group: rec, Version: b.version})
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
@@ -64,11 +70,15 @@ func (l *Loop) Restore(b []byte) error {
 	l.step, l.nextPrompt, l.tokensCum = s.Step, s.NextPrompt, s.TokensCum
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
-		g, err := bg.Group.Group()
+		var rec record.Group
+		if err := record.Decode(bg.Group, &rec); err != nil {
+			return fmt.Errorf("restore: buffered group: %w", err)
+		}
+		g, err := search.FromRecord(&rec)
 		if err != nil {
 			return fmt.Errorf("restore: buffered group: %w", err)
 		}
-		p, err := l.s.Task.ParsePrompt(bg.PromptText)
+		p, err := l.s.Task.ParsePrompt(rec.Prompt)
 		if err != nil {
 			return fmt.Errorf("restore: buffered prompt: %w", err)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -367,9 +368,9 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		if err != nil {
 			return fail(err)
 		}
-		groups := make([]tracking.Group, len(res.Groups))
+		groups := make([]record.Group, len(res.Groups))
 		for i, sg := range res.Groups {
-			groups[i] = GroupRecord(sg, tok)
+			groups[i] = *sg.Record(tok)
 		}
 		elapsed += time.Since(start)
 		err = store.CommitStep(r.ID, tracking.StepRecord{
@@ -385,28 +386,6 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		return finished, err
 	}
 	return finished, nil
-}
-
-// GroupRecord converts a scored rollout group for the store.
-func GroupRecord(sg rl.ScoredGroup, tok *policy.Tokenizer) tracking.Group {
-	g := sg.Group
-	out := tracking.Group{
-		Prompt: sg.Prompt.Text, Strategy: g.Strategy, Filtered: sg.Filtered,
-		Budget: tracking.Budget{Limit: g.Usage.Limit, GeneratedTokens: g.Usage.GeneratedTokens, PrefillTokens: g.Usage.PrefillTokens, FLOPs: g.Usage.FLOPs},
-	}
-	for _, n := range g.Nodes() {
-		parent := -1
-		if n.Parent != nil {
-			parent = n.Parent.ID
-		}
-		out.Nodes = append(out.Nodes, tracking.Node{ID: n.ID, Parent: parent, ForkAt: n.ForkAt, Iteration: n.Iteration, Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies})
-		adv := make([]float32, len(n.Advantages))
-		for i, a := range n.Advantages {
-			adv[i] = float32(a)
-		}
-		out.Leaves = append(out.Leaves, tracking.Leaf{Node: n.ID, Text: rl.ResponseText(tok, n.Response()), Reward: n.Reward, Reason: n.Reason, Advantages: adv})
-	}
-	return out
 }
 
 type nopProgress struct{}

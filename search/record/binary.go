@@ -1,0 +1,365 @@
+package record
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// The binary encoding of a group: varints for integers, raw little-endian
+// IEEE floats for float arrays, after one format byte. Format 1 is the
+// encoding of stores written before the record kept prompt tokens, fork
+// scores, finish reasons, decode counts, missing forks and reward terms;
+// Decode still reads it, leaving those fields unknown (zero, no fork score,
+// an empty finish reason).
+const (
+	formatV1 = 1
+	format   = 2
+)
+
+// ErrTruncated reports a binary record that ends early or is malformed.
+var ErrTruncated = errors.New("truncated group record")
+
+// flag bits of the binary encoding.
+const (
+	flagFiltered     = 1 << 0
+	flagHasForkScore = 1 << 0
+	flagScored       = 1 << 0
+)
+
+// AppendBinary appends g's binary encoding to b (encoding.BinaryAppender).
+func (g *Group) AppendBinary(b []byte) ([]byte, error) {
+	b = append(b, format)
+	b = appendBytes(b, g.Prompt)
+	b = binary.AppendUvarint(b, uint64(len(g.PromptTokens)))
+	for _, t := range g.PromptTokens {
+		b = binary.AppendVarint(b, int64(t))
+	}
+	b = binary.AppendUvarint(b, g.PromptID)
+	b = appendBytes(b, g.Strategy)
+	u := &g.Budget
+	for _, v := range [...]int64{u.Limit, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
+		b = binary.AppendVarint(b, v)
+	}
+	b = append(b, boolFlag(g.Filtered, flagFiltered))
+	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		for _, v := range [...]int{n.ID, n.Parent, n.ForkAt, n.Iteration} {
+			b = binary.AppendVarint(b, int64(v))
+		}
+		b = append(b, boolFlag(n.HasForkScore, flagHasForkScore))
+		if n.HasForkScore {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(n.ForkScore))
+		}
+		b = appendBytes(b, n.Finish)
+		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
+		for _, t := range n.Tokens {
+			b = binary.AppendVarint(b, int64(t))
+		}
+		b = appendFloats(b, n.LogProbs)
+		b = appendFloats(b, n.Entropies)
+	}
+	b = binary.AppendUvarint(b, uint64(len(g.Leaves)))
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		b = binary.AppendVarint(b, int64(l.Node))
+		b = appendBytes(b, l.Text)
+		b = append(b, boolFlag(l.Scored, flagScored))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.Reward))
+		b = binary.AppendUvarint(b, uint64(len(l.Terms)))
+		for _, t := range l.Terms {
+			b = appendBytes(b, t.Name)
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t.Value))
+		}
+		b = appendBytes(b, l.Reason)
+		b = appendRuns(b, l.Advantages)
+	}
+	return b, nil
+}
+
+// SizeBound is an upper bound of the length of g's binary encoding.
+func (g *Group) SizeBound() int {
+	n := 1 + 3*10 + len(g.Prompt) + len(g.Strategy) + 10*len(g.PromptTokens) + 7*10 + 1 + 10
+	for i := range g.Nodes {
+		nd := &g.Nodes[i]
+		n += 4*10 + 1 + 8 + 10 + len(nd.Finish) + 3*10 + 10*len(nd.Tokens) + 4*(len(nd.LogProbs)+len(nd.Entropies))
+	}
+	for i := range g.Leaves {
+		l := &g.Leaves[i]
+		n += 10 + 10 + len(l.Text) + 1 + 8 + 10 + 10 + len(l.Reason) + 10 + 18*len(l.Advantages)
+		for _, t := range l.Terms {
+			n += 10 + len(t.Name) + 8
+		}
+	}
+	return n
+}
+
+func boolFlag(v bool, bit byte) byte {
+	if v {
+		return bit
+	}
+	return 0
+}
+
+func appendBytes(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendFloats(b []byte, fs []float32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(fs)))
+	for _, f := range fs {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+	}
+	return b
+}
+
+// appendRuns appends xs as runs of equal values (advantages are constant
+// along a segment): the number of runs, then per run its length and value.
+func appendRuns(b []byte, xs []float64) []byte {
+	runs := 0
+	for i := range xs {
+		if i == 0 || math.Float64bits(xs[i]) != math.Float64bits(xs[i-1]) {
+			runs++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(runs))
+	for i := 0; i < len(xs); {
+		j := i + 1
+		for j < len(xs) && math.Float64bits(xs[j]) == math.Float64bits(xs[i]) {
+			j++
+		}
+		b = binary.AppendUvarint(b, uint64(j-i))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(xs[i]))
+		i = j
+	}
+	return b
+}
+
+// Decode reads a binary encoding (AppendBinary's, or format 1 of older
+// stores) into g, reusing g's slices where it can. Malformed data is an
+// error wrapping ErrTruncated, never a panic. The structure is not
+// validated: call Validate for that.
+func Decode(data []byte, g *Group) error {
+	d := decoder{b: data}
+	f := d.byte1("format")
+	if d.err == nil && f != format && f != formatV1 {
+		return fmt.Errorf("group record of format %d: this version reads formats %d and %d (a newer version of rollout wrote it)", f, formatV1, format)
+	}
+	g.Prompt = d.string("prompt")
+	g.PromptTokens = g.PromptTokens[:0]
+	g.PromptID, g.MissingForks = 0, 0
+	g.Budget = Budget{}
+	if f == formatV1 {
+		g.Strategy = d.string("strategy")
+		g.Budget.Limit = d.varint("budget limit")
+		g.Budget.GeneratedTokens = d.varint("generated tokens")
+		g.Budget.PrefillTokens = d.varint("prefill tokens")
+		g.Budget.FLOPs = d.varint("flops")
+	} else {
+		nt := d.count("prompt token count", 1)
+		g.PromptTokens = slices.Grow(g.PromptTokens, nt)[:nt]
+		for j := range g.PromptTokens {
+			g.PromptTokens[j] = int(d.varint("prompt token"))
+		}
+		g.PromptID = d.uvarint("prompt id")
+		g.Strategy = d.string("strategy")
+		g.Budget.Limit = d.varint("budget limit")
+		g.Budget.GeneratedTokens = d.varint("generated tokens")
+		g.Budget.PrefillTokens = d.varint("prefill tokens")
+		g.Budget.DecodeTokens = d.varint("decode tokens")
+		g.Budget.FLOPs = d.varint("flops")
+		g.Budget.SkippedBranches = int(d.varint("skipped branches"))
+		g.MissingForks = int(d.varint("missing forks"))
+	}
+	g.Filtered = d.byte1("filtered")&flagFiltered != 0
+	nn := d.count("node count", 7)
+	g.Nodes = slices.Grow(g.Nodes[:0], nn)[:nn]
+	tokens := 0 // no path is longer than all tokens together
+	for i := range g.Nodes {
+		d.node(&g.Nodes[i], f)
+		tokens += len(g.Nodes[i].Tokens)
+	}
+	nl := d.count("leaf count", 12)
+	g.Leaves = slices.Grow(g.Leaves[:0], nl)[:nl]
+	for i := range g.Leaves {
+		d.leaf(&g.Leaves[i], f, tokens)
+	}
+	if d.err != nil {
+		return fmt.Errorf("decode group: %w", d.err)
+	}
+	if len(d.b) != 0 {
+		return fmt.Errorf("decode group: %d bytes after the record: %w", len(d.b), ErrTruncated)
+	}
+	return nil
+}
+
+func (d *decoder) node(n *Node, f byte) {
+	n.ID = int(d.varint("node id"))
+	n.Parent = int(d.varint("node parent"))
+	n.ForkAt = int(d.varint("node fork_at"))
+	n.Iteration = int(d.varint("node iteration"))
+	n.ForkScore, n.HasForkScore, n.Finish = 0, false, ""
+	if f != formatV1 {
+		if d.byte1("node flags")&flagHasForkScore != 0 {
+			n.ForkScore, n.HasForkScore = d.float64("fork score"), true
+		}
+		n.Finish = d.string("finish")
+	}
+	nt := d.count("token count", 1)
+	n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]
+	for j := range n.Tokens {
+		n.Tokens[j] = int(d.varint("token"))
+	}
+	n.LogProbs = d.floats("logprobs", n.LogProbs)
+	n.Entropies = d.floats("entropies", n.Entropies)
+}
+
+func (d *decoder) leaf(l *Leaf, f byte, maxPath int) {
+	l.Node = int(d.varint("leaf node"))
+	l.Text = d.string("leaf text")
+	l.Scored = true
+	if f != formatV1 {
+		l.Scored = d.byte1("leaf flags")&flagScored != 0
+	}
+	l.Reward = d.float64("leaf reward")
+	l.Terms = l.Terms[:0]
+	if f != formatV1 {
+		nt := d.count("term count", 9)
+		for range nt {
+			name := d.string("term name")
+			l.Terms = append(l.Terms, Term{Name: name, Value: d.float64("term value")})
+		}
+	}
+	if len(l.Terms) == 0 {
+		l.Terms = nil
+	}
+	l.Reason = d.string("leaf reason")
+	if f == formatV1 {
+		d.f32 = d.floats("advantages", d.f32)
+		l.Advantages = slices.Grow(l.Advantages[:0], len(d.f32))[:len(d.f32)]
+		for i, a := range d.f32 {
+			l.Advantages[i] = float64(a)
+		}
+	} else {
+		l.Advantages = d.runs("advantages", l.Advantages, maxPath)
+	}
+}
+
+// decoder reads a binary record; the first error sticks and later reads
+// return zero values, so decoding corrupt data never panics.
+type decoder struct {
+	b   []byte
+	err error
+	f32 []float32 // scratch
+}
+
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: reading %s", ErrTruncated, what)
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte1(what string) byte {
+	if len(d.b) < 1 {
+		d.fail(what)
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) varint(what string) int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarint(what string) uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length and checks that at least minSize·length bytes remain.
+func (d *decoder) count(what string, minSize int) int {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 || v > uint64(len(d.b)-n)/uint64(max(minSize, 1)) {
+		d.fail(what)
+		return 0
+	}
+	d.b = d.b[n:]
+	return int(v)
+}
+
+func (d *decoder) string(what string) string {
+	n := d.count(what, 1)
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) float64(what string) float64 {
+	if len(d.b) < 8 {
+		d.fail(what)
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+// runs reads appendRuns' encoding into dst, of at most maxLen values.
+func (d *decoder) runs(what string, dst []float64, maxLen int) []float64 {
+	dst = dst[:0]
+	n := d.count(what, 9)
+	for range n {
+		k := d.uvarint(what)
+		v := math.Float64frombits(binary.LittleEndian.Uint64(d.take(what, 8)))
+		if d.err != nil || k == 0 || k > uint64(maxLen) || uint64(len(dst))+k > uint64(maxLen) {
+			d.fail(what)
+			return dst[:0]
+		}
+		for range k {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}
+
+// take returns the next n bytes (zeros after an error).
+func (d *decoder) take(what string, n int) []byte {
+	if len(d.b) < n {
+		d.fail(what)
+		return make([]byte, n)
+	}
+	s := d.b[:n]
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) floats(what string, dst []float32) []float32 {
+	n := d.count(what, 4)
+	if d.err != nil {
+		return dst[:0]
+	}
+	dst = slices.Grow(dst[:0], n)[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[4*i:]))
+	}
+	d.b = d.b[4*n:]
+	return dst
+}
