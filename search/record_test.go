@@ -2,7 +2,7 @@ package search_test
 
 import (
 	"bytes"
-		"strings"
+	"strings"
 	"testing"
 
 	"github.com/rollout-rl/rollout/search"
