@@ -10,7 +10,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
-	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/experiments/runner"
 )
 
 // cacheDir is where base policies are cached: --cache, $ROLLOUT_CACHE, or
@@ -63,12 +63,15 @@ runs that share it train it once.`,
 			seen := map[string]bool{}
 			for _, v := range f.Variants {
 				c := v.Config
-				t, err := task.New(c.Task.Name, c.Task.Params)
-				if err != nil {
-					return err
+				if c.Checkpoint != "" {
+					if !seen[c.Checkpoint] {
+						fmt.Fprintf(cmd.OutOrStdout(), "base policy %s: named by the config (checkpoint:), not pretrained\n", c.Checkpoint)
+					}
+					seen[c.Checkpoint] = true
+					continue
 				}
 				bar := pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
-				path, sum, cached, err := pretrain.Cached(cmd.Context(), dir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
+				base, err := runner.BasePolicy(cmd.Context(), c, dir, func(s pretrain.Step) {
 					bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
 				})
 				if err != nil {
@@ -76,16 +79,17 @@ runs that share it train it once.`,
 					return err
 				}
 				bar.set(c.Pretrain.Steps, "")
-				if seen[path] {
+				if seen[base.Dir] {
 					continue
 				}
-				seen[path] = true
+				seen[base.Dir] = true
 				how := "trained"
-				if cached {
+				if base.Cached {
 					how = "cached"
 				}
+				sum := base.Summary
 				fmt.Fprintf(cmd.OutOrStdout(), "%s base policy %s: task %s, loss %.4f, eval greedy accuracy %.1f%% (%d prompts), %.0fs\n",
-					how, path, c.Task.Name, sum.Loss, 100*sum.EvalAcc, c.Pretrain.EvalPrompts, sum.Seconds)
+					how, base.Dir, c.Task.Name, sum.Loss, 100*sum.EvalAcc, c.Pretrain.EvalPrompts, sum.Seconds)
 			}
 			return nil
 		},
@@ -145,32 +149,33 @@ model is cached under the hash of the base policy and the reward_model settings.
 				return err
 			}
 			c := f.Variants[0].Config
-			t, err := task.New(c.Task.Name, c.Task.Params)
-			if err != nil {
-				return err
-			}
 			pr := newProgress(cmd.ErrOrStderr())
 			defer pr.wait()
-			base := c.Checkpoint
-			if base == "" {
-				bar := pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
-				if base, _, _, err = pretrain.Cached(cmd.Context(), dir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
-					bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
-				}); err != nil {
-					bar.abort()
-					return err
-				}
-				bar.set(c.Pretrain.Steps, "")
+			var pb *bar
+			if c.Checkpoint == "" {
+				pb = pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
 			}
-			bar := pr.add("reward model "+c.Task.Name, c.RewardModel.Train.Steps)
-			path, sum, cached, err := reward.Cached(cmd.Context(), dir, base, t, c.Task.Params, c.RewardModel, func(s reward.Step) {
-				bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
+			base, err := runner.BasePolicy(cmd.Context(), c, dir, func(s pretrain.Step) {
+				pb.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
 			})
 			if err != nil {
-				bar.abort()
+				if pb != nil {
+					pb.abort()
+				}
 				return err
 			}
-			bar.set(c.RewardModel.Train.Steps, "")
+			if pb != nil {
+				pb.set(c.Pretrain.Steps, "")
+			}
+			pb = pr.add("reward model "+c.Task.Name, c.RewardModel.Train.Steps)
+			path, sum, cached, err := runner.RewardModel(cmd.Context(), c, dir, base.Dir, func(s reward.Step) {
+				pb.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
+			})
+			if err != nil {
+				pb.abort()
+				return err
+			}
+			pb.set(c.RewardModel.Train.Steps, "")
 			how := "trained"
 			if cached {
 				how = "cached"

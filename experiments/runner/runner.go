@@ -109,11 +109,14 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		if _, ok := bases[key]; ok {
 			continue
 		}
-		dir, err := basePolicy(ctx, r.Config, opts)
+		c := r.Config
+		base, err := BasePolicy(ctx, c, opts.CacheDir, func(s pretrain.Step) {
+			opts.Progress.Prepare("pretrain "+c.Task.Name, s.Step, s.Steps, s.Loss)
+		})
 		if err != nil {
 			return sum, err
 		}
-		bases[key] = dir
+		bases[key] = base.Dir
 	}
 	rewardModels := map[string]string{}
 	for _, r := range runs {
@@ -121,19 +124,15 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		if c.Reward.Model == 0 {
 			continue
 		}
-		key := baseKey(c) + fmt.Sprintf(" %+v", c.RewardModel)
+		key := rewardModelKey(c)
 		if _, ok := rewardModels[key]; ok {
 			continue
 		}
-		t, err := task.New(c.Task.Name, c.Task.Params)
-		if err != nil {
-			return sum, err
-		}
-		dir, _, _, err := reward.Cached(ctx, opts.CacheDir, bases[baseKey(c)], t, c.Task.Params, c.RewardModel, func(s reward.Step) {
+		dir, _, _, err := RewardModel(ctx, c, opts.CacheDir, bases[baseKey(c)], func(s reward.Step) {
 			opts.Progress.Prepare("reward model "+c.Task.Name, s.Step, s.Steps, s.Loss)
 		})
 		if err != nil {
-			return sum, fmt.Errorf("reward model for %s: %w", c.Task.Name, err)
+			return sum, err
 		}
 		rewardModels[key] = dir
 	}
@@ -153,7 +152,7 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 					mu.Unlock()
 					continue
 				}
-				rmDir := rewardModels[baseKey(r.Config)+fmt.Sprintf(" %+v", r.Config.RewardModel)]
+				rmDir := rewardModels[rewardModelKey(r.Config)]
 				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], rmDir, store, opts)
 				opts.Progress.Done(r, err)
 				mu.Lock()
@@ -192,33 +191,6 @@ const (
 	skipped
 	stopped
 )
-
-// baseKey identifies the base policy a run starts from.
-func baseKey(c config.Experiment) string {
-	if c.Checkpoint != "" {
-		return "checkpoint:" + c.Checkpoint
-	}
-	return fmt.Sprintf("%s %v %+v", c.Task.Name, c.Task.Params, c.Pretrain)
-}
-
-// basePolicy returns the checkpoint directory of a run's base policy,
-// pretraining it if the cache does not have it.
-func basePolicy(ctx context.Context, c config.Experiment, opts Options) (string, error) {
-	if c.Checkpoint != "" {
-		return c.Checkpoint, nil
-	}
-	t, err := task.New(c.Task.Name, c.Task.Params)
-	if err != nil {
-		return "", err
-	}
-	dir, _, _, err := pretrain.Cached(ctx, opts.CacheDir, t, c.Task.Params, c.Pretrain, func(s pretrain.Step) {
-		opts.Progress.Prepare("pretrain "+c.Task.Name, s.Step, s.Steps, s.Loss)
-	})
-	if err != nil {
-		return "", fmt.Errorf("pretrain base policy for %s: %w", c.Task.Name, err)
-	}
-	return dir, nil
-}
 
 // runOne runs (or resumes, or skips) one run.
 func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options) (outcome, error) {
