@@ -97,7 +97,7 @@ func TestModelAndSample(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &lg); err != nil || len(lg.Tokens) != 5 || len(lg.Logits) != 5 || len(lg.Logits[0]) != 64 {
 		t.Fatalf("logits output: %v, %d tokens", err, len(lg.Tokens))
 	}
-	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--set", "m=2", "--set", "n=1", "--set", "t=2", "--format", "json", "--budget", "400")
+	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--param", "m=2", "--param", "n=1", "--param", "t=2", "--format", "json", "--budget", "400")
 	if code != 0 {
 		t.Fatal(e)
 	}

@@ -20,12 +20,12 @@ func newSampleCmd() *cobra.Command {
 	var format string
 	sampling := policy.DefaultSampling
 	cmd := &cobra.Command{
-		Use:   "sample --checkpoint DIR --task TASK --strategy NAME [--set key=value]... [--budget TOKENS] [--seed S] [--format text|json]",
+		Use:   "sample --checkpoint DIR --task TASK --strategy NAME [--param key=value]... [--budget TOKENS] [--seed S] [--format text|json]",
 		Short: "Run one rollout group on one prompt and print its tree",
 		Long: `Runs one group of the strategy on one prompt (--prompt, or the task's first eval
 prompt for --seed), grades every leaf with the task's verifier, computes advantages and
 prints the tree: indentation per fork, the fork score at each fork, leaf text and reward.
---set gives strategy parameters (flat: n; entropy_tree: m, n, l, t, score; random_tree:
+--param gives strategy parameters (flat: n; entropy_tree: m, n, l, t, score; random_tree:
 m, n, l, t; segment_tree: s, b, w).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -33,7 +33,7 @@ m, n, l, t; segment_tree: s, b, w).`,
 			for _, s := range sets {
 				k, v, ok := strings.Cut(s, "=")
 				if !ok {
-					return usageError{fmt.Errorf("--set %q: want key=value", s)}
+					return usageError{fmt.Errorf("--param %q: want key=value", s)}
 				}
 				params[k] = v
 			}
@@ -101,7 +101,7 @@ m, n, l, t; segment_tree: s, b, w).`,
 	f.StringVar(&taskName, "task", "add", "task: add, countdown, path (with its default parameters)")
 	f.StringVar(&cfgPath, "config", "", "take the task and its parameters from this experiment config instead of --task")
 	f.StringVar(&strategy, "strategy", "entropy_tree", "flat, entropy_tree, random_tree, segment_tree")
-	f.StringArrayVar(&sets, "set", nil, "strategy parameter key=value (repeatable)")
+	f.StringArrayVar(&sets, "param", nil, "strategy parameter key=value (repeatable)")
 	f.StringVar(&prompt, "prompt", "", "prompt text (default: the task's first eval prompt)")
 	f.StringVar(&advantage, "advantage", "grpo", "advantage estimator for the leaves")
 	f.Int64Var(&budget, "budget", 0, "per-prompt generated-token budget (0: none)")

@@ -21,7 +21,8 @@ func newTTCCmd() *cobra.Command {
 	var ns []int
 	var prompts int
 	var seed uint64
-	var noTree, asJSON bool
+	var noTree bool
+	var format string
 	sampling := policy.DefaultSampling
 	cmd := &cobra.Command{
 		Use:   "ttc --checkpoint DIR --task TASK [--n 1,2,4,8] [--prompts P]",
@@ -38,6 +39,9 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			t, err := taskFromFlags(cmd, taskName, cfgPath)
 			if err != nil {
 				return err
+			}
+			if format != "table" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: want table or json", format)}
 			}
 			if prompts < 1 {
 				return usageError{fmt.Errorf("--prompts %d: want at least 1", prompts)}
@@ -70,7 +74,7 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if err != nil {
 				return usageError{err}
 			}
-			if asJSON {
+			if format == "json" {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
 			}
 			tbl := tablewriter.NewTable(cmd.OutOrStdout(),
@@ -94,8 +98,9 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 	f.IntVar(&prompts, "prompts", 100, "held-out prompts")
 	f.Uint64Var(&seed, "seed", 1, "seed of prompts and sampling streams")
 	f.BoolVar(&noTree, "no-tree", false, "skip the tree methods")
-	f.BoolVar(&asJSON, "json", false, "print the points as JSON")
+	f.StringVar(&format, "format", "table", "table or json (the points as one JSON array)")
 	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
+	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
 	return cmd
 }
