@@ -43,7 +43,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"run", bad, "--shard", "3/2"}, "train.lrr"},
 		{[]string{"sample", "--task", "add", "--strategy", "beam", "--checkpoint", dir}, `unknown strategy "beam"`},
-		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--set", "t=0", "--checkpoint", dir}, "entropy_tree"},
+		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--param", "t=0", "--checkpoint", dir}, "entropy_tree"},
 		{[]string{"report", "x", "--at", "sometime", "--store", store}, `--at "sometime"`},
 		{[]string{"plot", "x", "--metric", "m", "--out", "p.gif", "--store", store}, "want a .png or .svg file"},
 	} {
