@@ -19,6 +19,35 @@
 // Each variant × seed is a run whose id is a hash of its resolved
 // configuration and seed, so reruns and shards of the same grid find each
 // other in a store.
+//
+// # Errors
+//
+// Every error is an *Error naming where the offending value was written:
+// the file and the line of its key (inside flow mappings too), or the
+// --set flag that gave it; its dotted key there ("train.lr",
+// "variants[1].set.rollout.params.m", "ablate.train.lr"); and what is
+// wrong with the value:
+//
+//	cfg.yaml:7: train.prompts_per_step: "eight" is not an integer
+//	cfg.yaml:12: variants[1].set.rollout.params.m: entropy_tree: m = 0, want >= 1
+//	cfg.yaml: --set train.lr=abc: "abc" is not a number
+//
+// Sections validate themselves and return typed errors (*field.Error,
+// *search.ParamError) carrying the key, which is how the line is found;
+// errors.As reaches them through an *Error.
+//
+// # Overrides
+//
+// A --set override applies to the base, before variants and axes, so it
+// reaches every variant. A --set of a key that a variant's set or an
+// ablation axis also sets — the same key, or one a prefix of the other
+// (a variant sets rollout.params, --set rollout.params.m=4) — is an error
+// naming both places: the variant or axis would replace the override
+// without a word. Unknown keys, unparsable values and unknown strategies
+// or strategy parameters are errors wherever they are written (base,
+// variant, axis, --set): each variant's strategy parameters are parsed by
+// the strategy's own parser, and the base's keys, value types, strategy and
+// strategy parameters are checked even where every variant replaces them.
 package config
 
 import (
@@ -191,6 +220,9 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 	}
 	expanded, err := expand(path, bases, axes)
 	if err != nil {
+		return nil, err
+	}
+	if err := base.checkReplaced(expanded); err != nil {
 		return nil, err
 	}
 	defaultName := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))

@@ -276,3 +276,50 @@ func (f *File) setBaseline(t *tree, n *yaml.Node) error {
 	}
 	return t.atNode(n, &Error{Line: n.Line, Key: "baseline", Msg: fmt.Sprintf("no variant is named %q (variants: %s)", f.Baseline, strings.Join(names, ", "))})
 }
+
+// checkReplaced validates the base's strategy and strategy parameters that
+// every variant replaces, with the base's strategy: they reach no run, but a
+// misspelt parameter or an unknown strategy is still an error rather than
+// silently dropped. (The ones that reach a run are validated there, against
+// that run's strategy.)
+func (t *tree) checkReplaced(expanded []named) error {
+	replaced := func(key string) bool {
+		want, ok := t.originAt(key)
+		return ok && !slices.ContainsFunc(expanded, func(e named) bool {
+			got, ok := e.t.originAt(key)
+			return ok && got == want
+		})
+	}
+	strategy := Defaults().Rollout.Strategy
+	if n := find(find(t.root, "rollout"), "strategy"); n != nil && n.Kind == yaml.ScalarNode {
+		strategy = n.Value
+	}
+	params := map[string]string{}
+	for _, kv := range sortedPairs(find(find(t.root, "rollout"), "params")) {
+		if key := "rollout.params." + kv[0].Value; replaced(key) {
+			params[kv[0].Value] = kv[1].Value
+		}
+	}
+	if len(params) == 0 && !replaced("rollout.strategy") {
+		return nil
+	}
+	return strategyFail(t, strategy, params)
+}
+
+// originAt is the origin of the value at the dotted key ("" if the file's
+// base), and whether there is one.
+func (t *tree) originAt(key string) (origin, bool) {
+	var o origin
+	n := t.root
+	for _, p := range strings.Split(key, ".") {
+		_, v := findPair(n, p)
+		if v == nil {
+			return o, false
+		}
+		if vo, ok := t.origins[v]; ok {
+			o = vo
+		}
+		n = v
+	}
+	return o, true
+}

@@ -93,12 +93,8 @@ func validate(cfg *Experiment, t *tree) error {
 // validateRollout checks the strategy and its parameters with the
 // strategy's own parser, and the sampling settings one key at a time.
 func validateRollout(r Rollout, t *tree) error {
-	if _, err := search.NewStrategy(r.Strategy, r.Params); err != nil {
-		var pe *search.ParamError
-		if errors.As(err, &pe) {
-			return t.fail("rollout.params."+pe.Key, err, "%v", err)
-		}
-		return t.fail("rollout.strategy", err, "%v", err)
+	if err := strategyFail(t, r.Strategy, r.Params); err != nil {
+		return err
 	}
 	for _, s := range []struct {
 		key      string
@@ -115,6 +111,19 @@ func validateRollout(r Rollout, t *tree) error {
 	}
 	if r.Budget < 0 {
 		return t.fail("rollout.budget", nil, "%d, want ≥ 0 (0: no limit)", r.Budget)
+	}
+	return nil
+}
+
+// strategyFail parses a strategy and its parameters with the strategy's
+// own parser; an error is placed on the parameter or the strategy it names.
+func strategyFail(t *tree, name string, params map[string]string) error {
+	if _, err := search.NewStrategy(name, params); err != nil {
+		var pe *search.ParamError
+		if errors.As(err, &pe) {
+			return t.fail("rollout.params."+pe.Key, err, "%v", err)
+		}
+		return t.fail("rollout.strategy", err, "%v", err)
 	}
 	return nil
 }

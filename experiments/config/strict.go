@@ -64,6 +64,9 @@ func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 		}
 		return checkStruct(n, t, prefix)
 	case reflect.Map:
+		if n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			return fail("want a mapping, got %s", describe(n))
+		}
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				k := n.Content[i]
