@@ -13,7 +13,10 @@ import (
 //
 //	cfg.yaml:7: train.prompts_per_step: "eight" is not an integer
 //	cfg.yaml:12: variants[1].set.rollout.params.m: entropy_tree: m = 0, want >= 1
-//	cfg.yaml: --set train.lr=abc: train.lr: "abc" is not a number
+//	cfg.yaml: --set train.lr=abc: "abc" is not a number
+//	cfg.yaml: --set rollout.params={m: 0}: rollout.params.m: entropy_tree: m = 0, want >= 1
+//
+// (the key is left out when the flag already starts with it).
 type Error struct {
 	// File is the configuration file.
 	File string
