@@ -112,10 +112,10 @@ type Flat struct {
 // Name implements Strategy.
 func (Flat) Name() string { return "flat" }
 
-// Validate checks the parameters.
+// Validate checks the parameters; an error is a *ParamError.
 func (f Flat) Validate() error {
 	if f.N < 1 {
-		return fmt.Errorf("flat: n = %d, want >= 1", f.N)
+		return rangeError("flat", "n", f.N, "want >= 1")
 	}
 	return nil
 }
@@ -164,24 +164,25 @@ func (e EntropyTree) Name() string {
 	return "entropy_tree"
 }
 
-// Validate checks the parameters.
+// Validate checks the parameters; an error is a *ParamError.
 func (e EntropyTree) Validate() error {
 	name := e.Name()
 	switch {
 	case e.M < 1:
-		return fmt.Errorf("%s: m = %d, want >= 1", name, e.M)
+		return rangeError(name, "m", e.M, "want >= 1")
 	case e.N < 1:
-		return fmt.Errorf("%s: n = %d, want >= 1", name, e.N)
+		return rangeError(name, "n", e.N, "want >= 1")
 	case e.L < 0:
-		return fmt.Errorf("%s: l = %d, want >= 0", name, e.L)
+		return rangeError(name, "l", e.L, "want >= 0")
 	case e.T < 1:
-		return fmt.Errorf("%s: t = %d, want >= 1", name, e.T)
+		return rangeError(name, "t", e.T, "want >= 1")
 	}
 	switch e.Score {
 	case ScoreEntropy, ScoreSurprisal, ScoreRandom:
 		return nil
 	}
-	return fmt.Errorf("%s: score = %q, want entropy, surprisal or random", name, e.Score)
+	return &ParamError{Strategy: name, Key: "score", Value: string(e.Score),
+		Msg: fmt.Sprintf("score = %q, want entropy, surprisal or random", e.Score)}
 }
 
 // SegmentTree (TreePO-like) decodes in segments of S tokens; after each
@@ -201,17 +202,36 @@ func DefaultSegmentTree() SegmentTree { return SegmentTree{S: 8, B: 2, W: 8} }
 // Name implements Strategy.
 func (SegmentTree) Name() string { return "segment_tree" }
 
-// Validate checks the parameters.
+// Validate checks the parameters; an error is a *ParamError.
 func (s SegmentTree) Validate() error {
 	switch {
 	case s.S < 1:
-		return fmt.Errorf("segment_tree: s = %d, want >= 1", s.S)
+		return rangeError("segment_tree", "s", s.S, "want >= 1")
 	case s.B < 2:
-		return fmt.Errorf("segment_tree: b = %d, want >= 2", s.B)
+		return rangeError("segment_tree", "b", s.B, "want >= 2")
 	case s.W < 1:
-		return fmt.Errorf("segment_tree: w = %d, want >= 1", s.W)
+		return rangeError("segment_tree", "w", s.W, "want >= 1")
 	}
 	return nil
+}
+
+// ParamError is a strategy parameter that is unknown, unparsable or out of
+// range: the strategy, the parameter's key and value, and a message that
+// names them ("t = 0, want >= 1"). It renders as "entropy_tree: t = 0,
+// want >= 1".
+type ParamError struct {
+	Strategy string
+	Key      string
+	Value    string
+	Msg      string
+}
+
+// Error implements error.
+func (e *ParamError) Error() string { return e.Strategy + ": " + e.Msg }
+
+// rangeError is the ParamError of an integer parameter out of range.
+func rangeError(strategy, key string, v int, want string) *ParamError {
+	return &ParamError{Strategy: strategy, Key: key, Value: strconv.Itoa(v), Msg: fmt.Sprintf("%s = %d, %s", key, v, want)}
 }
 
 // DefaultFlatN is the default group size of the flat strategy.
@@ -224,7 +244,7 @@ func Names() []string { return []string{"flat", "entropy_tree", "random_tree", "
 // by params (key=value pairs as on the command line; keys: flat: n;
 // entropy_tree: m, n, l, t, score; random_tree: m, n, l, t; segment_tree: s,
 // b, w). Unknown names and keys, unparsable and invalid values are errors
-// that name them.
+// that name them; those about a parameter are *ParamError.
 func NewStrategy(name string, params map[string]string) (Strategy, error) {
 	var (
 		st   Strategy
@@ -256,7 +276,7 @@ func NewStrategy(name string, params map[string]string) (Strategy, error) {
 		if p, ok := ints[k]; ok {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s = %q is not an integer", name, k, v)
+				return nil, &ParamError{Strategy: name, Key: k, Value: v, Msg: fmt.Sprintf("%s = %q is not an integer", k, v)}
 			}
 			*p = n
 			continue
@@ -269,7 +289,7 @@ func NewStrategy(name string, params map[string]string) (Strategy, error) {
 		if score != nil {
 			keys = append(keys, "score")
 		}
-		return nil, fmt.Errorf("%s: unknown parameter %q (known: %s)", name, k, strings.Join(keys, ", "))
+		return nil, &ParamError{Strategy: name, Key: k, Value: v, Msg: fmt.Sprintf("unknown parameter %q (known: %s)", k, strings.Join(keys, ", "))}
 	}
 	var err error
 	switch s := st.(type) {

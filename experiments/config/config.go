@@ -19,6 +19,35 @@
 // Each variant × seed is a run whose id is a hash of its resolved
 // configuration and seed, so reruns and shards of the same grid find each
 // other in a store.
+//
+// # Errors
+//
+// Every error is an *Error naming where the offending value was written:
+// the file and the line of its key (inside flow mappings too), or the
+// --set flag that gave it; its dotted key there ("train.lr",
+// "variants[1].set.rollout.params.m", "ablate.train.lr"); and what is
+// wrong with the value:
+//
+//	cfg.yaml:7: train.prompts_per_step: "eight" is not an integer
+//	cfg.yaml:12: variants[1].set.rollout.params.m: entropy_tree: m = 0, want >= 1
+//	cfg.yaml: --set train.lr=abc: "abc" is not a number
+//
+// Sections validate themselves and return typed errors (*field.Error,
+// *search.ParamError) carrying the key, which is how the line is found;
+// errors.As reaches them through an *Error.
+//
+// # Overrides
+//
+// A --set override applies to the base, before variants and axes, so it
+// reaches every variant. A --set of a key that a variant's set or an
+// ablation axis also sets — the same key, or one a prefix of the other
+// (a variant sets rollout.params, --set rollout.params.m=4) — is an error
+// naming both places: the variant or axis would replace the override
+// without a word. Unknown keys, unparsable values and unknown strategies
+// or strategy parameters are errors wherever they are written (base,
+// variant, axis, --set): each variant's strategy parameters are parsed by
+// the strategy's own parser, and the base's keys, value types, strategy and
+// strategy parameters are checked even where every variant replaces them.
 package config
 
 import (
@@ -26,11 +55,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -38,8 +65,6 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
-	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/search"
 )
 
 // Experiment is one resolved variant of a configuration: every field set.
@@ -150,26 +175,6 @@ func RunID(cfg Experiment, seed uint64) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// Error is a configuration error: the file, the line (0 when unknown or an
-// override) and the key.
-type Error struct {
-	File string
-	Line int
-	Key  string
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	loc := e.File
-	if e.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
-	}
-	if e.Key != "" {
-		return fmt.Sprintf("%s: %s: %s", loc, e.Key, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", loc, e.Msg)
-}
-
 // Load reads a configuration file, applies overrides ("dotted.key=value",
 // the value in YAML syntax) and resolves its variants. Nothing is written.
 func Load(path string, overrides []string) (*File, error) {
@@ -181,252 +186,53 @@ func Load(path string, overrides []string) (*File, error) {
 }
 
 // Parse is Load on a file's content; path names it in errors and anchors
-// relative checkpoint paths.
+// relative checkpoint paths. Every error is an *Error.
 func Parse(path string, raw []byte, overrides []string) (*File, error) {
-	fail := func(n *yaml.Node, key, format string, args ...any) error {
-		line := 0
-		if n != nil {
-			line = n.Line
-		}
-		return &Error{File: path, Line: line, Key: key, Msg: fmt.Sprintf(format, args...)}
+	base, err := parseBase(path, raw)
+	if err != nil {
+		return nil, err
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	flags, err := base.applyOverrides(overrides)
+	if err != nil {
+		return nil, err
 	}
-	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	if len(doc.Content) > 0 {
-		root = doc.Content[0]
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fail(root, "", "the configuration must be a mapping of keys")
-	}
-	for _, o := range overrides {
-		key, value, ok := strings.Cut(o, "=")
-		if !ok || key == "" {
-			return nil, &Error{File: path, Key: o, Msg: "override must be key=value"}
-		}
-		var v yaml.Node
-		if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) == 0 {
-			v = yaml.Node{Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
-		}
-		clearLines(v.Content[0])
-		if err := set(root, strings.Split(key, "."), v.Content[0]); err != nil {
-			return nil, &Error{File: path, Key: key, Msg: "--set: " + err.Error()}
-		}
-	}
-
 	f := &File{Path: path, Text: string(raw)}
-	seedsNode := take(root, "seeds")
-	ablateNode := take(root, "ablate")
-	variantsNode := take(root, "variants")
-	baselineNode := take(root, "baseline")
-
-	f.Seeds = []uint64{1}
-	if seedsNode != nil {
-		f.Seeds = nil
-		if err := decodeStrict(seedsNode, &f.Seeds, "seeds"); err != nil {
-			return nil, withFile(err, path)
-		}
-		if len(f.Seeds) == 0 {
-			return nil, fail(seedsNode, "seeds", "empty list: give at least one seed")
-		}
-		for i, s := range f.Seeds {
-			if slices.Contains(f.Seeds[:i], s) {
-				return nil, fail(seedsNode.Content[i], "seeds", "seed %d is listed twice", s)
-			}
-		}
+	seedsNode := take(base.root, "seeds")
+	ablateNode := take(base.root, "ablate")
+	variantsNode := take(base.root, "variants")
+	baselineNode := take(base.root, "baseline")
+	if f.Seeds, err = base.seeds(seedsNode); err != nil {
+		return nil, err
 	}
-
-	// Explicit variants, each the base with its own settings.
-	type named struct {
-		name string
-		node *yaml.Node
+	if err := base.checkBase(); err != nil {
+		return nil, err
 	}
-	bases := []named{{"", root}}
-	if variantsNode != nil {
-		if variantsNode.Kind != yaml.SequenceNode || len(variantsNode.Content) == 0 {
-			return nil, fail(variantsNode, "variants", "must be a non-empty list of {name, set}")
-		}
-		bases = nil
-		for i, vn := range variantsNode.Content {
-			var v struct {
-				Name string               `yaml:"name"`
-				Set  map[string]yaml.Node `yaml:"set"`
-			}
-			key := fmt.Sprintf("variants[%d]", i)
-			if err := decodeStrict(vn, &v, key); err != nil {
-				return nil, withFile(err, path)
-			}
-			if v.Name == "" {
-				return nil, fail(vn, key+".name", "a variant needs a name")
-			}
-			n := clone(root)
-			for _, k := range slices.Sorted(mapsKeys(v.Set)) {
-				val := v.Set[k]
-				if err := set(n, strings.Split(k, "."), &val); err != nil {
-					return nil, fail(&val, key+".set."+k, "%v", err)
-				}
-			}
-			bases = append(bases, named{v.Name, n})
-		}
+	bases, setters, err := base.variants(variantsNode)
+	if err != nil {
+		return nil, err
 	}
-
-	// Ablation axes, a grid over the bases.
-	type axis struct {
-		key    string
-		values []*yaml.Node
+	axes, axisSetters, err := base.axes(ablateNode)
+	if err != nil {
+		return nil, err
 	}
-	var axes []axis
-	if ablateNode != nil {
-		if ablateNode.Kind != yaml.MappingNode {
-			return nil, fail(ablateNode, "ablate", "must map dotted keys to lists of values")
-		}
-		for i := 0; i+1 < len(ablateNode.Content); i += 2 {
-			k, vals := ablateNode.Content[i], ablateNode.Content[i+1]
-			if vals.Kind != yaml.SequenceNode {
-				return nil, fail(vals, "ablate."+k.Value, "must be a list of values")
-			}
-			if len(vals.Content) == 0 {
-				return nil, fail(vals, "ablate."+k.Value, "empty axis: give at least one value")
-			}
-			axes = append(axes, axis{k.Value, vals.Content})
-		}
+	if err := checkConflicts(path, flags, append(setters, axisSetters...)); err != nil {
+		return nil, err
 	}
-	var expanded []named
-	for _, b := range bases {
-		grid := []named{b}
-		for _, ax := range axes {
-			var next []named
-			for _, g := range grid {
-				for _, val := range ax.values {
-					n := clone(g.node)
-					if err := set(n, strings.Split(ax.key, "."), val); err != nil {
-						return nil, fail(val, "ablate."+ax.key, "%v", err)
-					}
-					label := lastPart(ax.key) + "=" + scalarText(val)
-					next = append(next, named{joinName(g.name, label), n})
-				}
-			}
-			grid = next
-		}
-		expanded = append(expanded, grid...)
+	expanded, err := expand(path, bases, axes)
+	if err != nil {
+		return nil, err
 	}
-
+	if err := base.checkReplaced(expanded); err != nil {
+		return nil, err
+	}
 	defaultName := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	for _, e := range expanded {
-		cfg, err := resolve(e.node, path, defaultName)
-		if err != nil {
-			return nil, err
-		}
-		name := e.name
-		if name == "" {
-			name = "base"
-		}
-		for _, v := range f.Variants {
-			if v.Name == name {
-				return nil, &Error{File: path, Key: "variants", Msg: fmt.Sprintf("two variants are named %q", name)}
-			}
-		}
-		f.Variants = append(f.Variants, Variant{Name: name, Config: cfg})
+	if f.Variants, err = resolveAll(path, expanded, defaultName); err != nil {
+		return nil, err
 	}
-	f.Name = f.Variants[0].Config.Name
-	f.Baseline = f.Variants[0].Name
-	if baselineNode != nil {
-		f.Baseline = baselineNode.Value
-		if !slices.ContainsFunc(f.Variants, func(v Variant) bool { return v.Name == f.Baseline }) {
-			names := make([]string, len(f.Variants))
-			for i, v := range f.Variants {
-				names[i] = v.Name
-			}
-			return nil, fail(baselineNode, "baseline", "no variant is named %q (variants: %s)", f.Baseline, strings.Join(names, ", "))
-		}
+	if err := f.setBaseline(base, baselineNode); err != nil {
+		return nil, err
 	}
 	return f, nil
-}
-
-// resolve decodes one variant's tree strictly, fills in the defaults and
-// validates every section.
-func resolve(n *yaml.Node, path, defaultName string) (Experiment, error) {
-	// The task's parameters are decoded into the task's own struct, once
-	// its name is known.
-	body := clone(n)
-	taskNode := find(body, "task")
-	var paramsNode *yaml.Node
-	if taskNode != nil && taskNode.Kind == yaml.MappingNode {
-		paramsNode = take(taskNode, "params")
-	}
-	cfg := Defaults()
-	if err := decodeStrict(body, &cfg, ""); err != nil {
-		return cfg, withFile(err, path)
-	}
-	if cfg.Name == "" {
-		cfg.Name = defaultName
-	}
-	if cfg.Task.Name == "" {
-		return cfg, &Error{File: path, Line: lineOf(taskNode, n), Key: "task.name", Msg: fmt.Sprintf("required: one of %s", strings.Join(task.Names(), ", "))}
-	}
-	params, err := task.DefaultParams(cfg.Task.Name)
-	if err != nil {
-		return cfg, &Error{File: path, Line: lineOf(find(taskNode, "name"), n), Key: "task.name", Msg: err.Error()}
-	}
-	ptr := params // a pointer to the task's default parameters
-	if paramsNode != nil {
-		if err := decodeStrict(paramsNode, ptr, "task.params"); err != nil {
-			return cfg, withFile(err, path)
-		}
-	}
-	cfg.Task.Params = deref(ptr)
-	if _, err := task.New(cfg.Task.Name, cfg.Task.Params); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(paramsNode, n), Key: "task.params", Msg: err.Error()}
-	}
-
-	if _, err := policyShape(cfg.Model); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(find(n, "model"), n), Key: "model", Msg: err.Error()}
-	}
-	if cfg.Checkpoint != "" {
-		p := cfg.Checkpoint
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(path), p)
-		}
-		if _, err := os.Stat(filepath.Join(p, "config.json")); err != nil {
-			return cfg, &Error{File: path, Line: lineOf(find(n, "checkpoint"), n), Key: "checkpoint", Msg: fmt.Sprintf("%s is not a checkpoint directory: %v", cfg.Checkpoint, errors.Unwrap(err))}
-		}
-		cfg.Checkpoint = p
-	}
-	cfg.Pretrain.Model = cfg.Model
-	if find(find(n, "pretrain"), "steps") == nil {
-		cfg.Pretrain.Steps = pretrain.DefaultStepsFor(cfg.Task.Name)
-	}
-	if err := cfg.Pretrain.Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(find(n, "pretrain"), n), Msg: err.Error()}
-	}
-
-	r := &cfg.Rollout
-	rollNode := find(n, "rollout")
-	if _, err := search.NewStrategy(r.Strategy, r.Params); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(find(rollNode, "strategy"), n), Key: "rollout", Msg: err.Error()}
-	}
-	if err := r.Sampling().Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(rollNode, n), Key: "rollout", Msg: err.Error()}
-	}
-	if r.Budget < 0 {
-		return cfg, &Error{File: path, Line: lineOf(find(rollNode, "budget"), n), Key: "rollout.budget", Msg: fmt.Sprintf("%d, want ≥ 0 (0: no limit)", r.Budget)}
-	}
-
-	if err := cfg.Train.Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
-	}
-	if err := cfg.Eval.Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
-	}
-	if err := cfg.Reward.Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(find(n, "reward"), n), Msg: err.Error()}
-	}
-	if err := cfg.RewardModel.Validate(); err != nil {
-		return cfg, &Error{File: path, Line: lineOf(keyNodeFromMsg(n, err.Error()), n), Msg: err.Error()}
-	}
-	return cfg, nil
 }
 
 // Defaults returns the configuration every file starts from: the tiny

@@ -1,12 +1,10 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -15,38 +13,18 @@ import (
 )
 
 // decodeStrict decodes n into v after checking that every mapping key in n
-// names a field of v's type (yaml tags), so a misspelt key is an error with
-// its line rather than silently ignored. prefix is the dotted key of n.
+// names a field of v's type (yaml tags) and that every scalar parses as its
+// field's type, so a misspelt key or a wrong value is an *Error with the
+// dotted key and the line of that key rather than silently ignored or
+// reported without them. prefix is the dotted key of n.
 func decodeStrict(n *yaml.Node, v any, prefix string) error {
-	if err := checkKeys(n, reflect.TypeOf(v), prefix); err != nil {
+	if err := checkNode(n, reflect.TypeOf(v), prefix, n.Line); err != nil {
 		return err
 	}
 	if err := n.Decode(v); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			line, msg := splitLine(te.Errors[0])
-			return &Error{Line: line, Key: prefix, Msg: msg}
-		}
 		return &Error{Line: n.Line, Key: prefix, Msg: err.Error()}
 	}
 	return nil
-}
-
-// splitLine separates yaml's "line N: message".
-func splitLine(s string) (int, string) {
-	rest, ok := strings.CutPrefix(s, "line ")
-	if !ok {
-		return 0, s
-	}
-	num, msg, ok := strings.Cut(rest, ": ")
-	if !ok {
-		return 0, s
-	}
-	line, err := strconv.Atoi(num)
-	if err != nil {
-		return 0, s
-	}
-	return line, msg
 }
 
 func yamlName(f reflect.StructField) string {
@@ -60,7 +38,10 @@ func yamlName(f reflect.StructField) string {
 
 var nodeType = reflect.TypeOf(yaml.Node{})
 
-func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+// checkNode checks n against the type t it will be decoded into: known
+// keys, and scalars that parse as their fields' types. prefix is n's dotted
+// key and line the line of that key.
+func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -68,13 +49,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 		return nil
 	}
 	if n.Kind == yaml.AliasNode {
-		return checkKeys(n.Alias, t, prefix)
+		return checkNode(n.Alias, t, prefix, line)
 	}
-	dot := func(k string) string {
-		if prefix == "" {
-			return k
-		}
-		return prefix + "." + k
+	fail := func(format string, args ...any) error {
+		return &Error{Line: line, Key: prefix, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -82,28 +60,17 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 			return nil
 		}
 		if n.Kind != yaml.MappingNode {
-			return &Error{Line: n.Line, Key: prefix, Msg: fmt.Sprintf("want a mapping of keys, got %s", describe(n))}
+			return fail("want a mapping of keys, got %s", describe(n))
 		}
-		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			if f := t.Field(i); f.IsExported() && f.Tag.Get("yaml") != "-" {
-				fields[yamlName(f)] = f.Type
-			}
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			ft, ok := fields[k.Value]
-			if !ok {
-				return &Error{Line: k.Line, Key: dot(k.Value), Msg: fmt.Sprintf("unknown key (known here: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))}
-			}
-			if err := checkKeys(n.Content[i+1], ft, dot(k.Value)); err != nil {
-				return err
-			}
-		}
+		return checkStruct(n, t, prefix)
 	case reflect.Map:
+		if n.Kind != yaml.MappingNode && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			return fail("want a mapping, got %s", describe(n))
+		}
 		if n.Kind == yaml.MappingNode {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if err := checkKeys(n.Content[i+1], t.Elem(), dot(n.Content[i].Value)); err != nil {
+				k := n.Content[i]
+				if err := checkNode(n.Content[i+1], t.Elem(), dot(prefix, k.Value), k.Line); err != nil {
 					return err
 				}
 			}
@@ -111,33 +78,79 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	case reflect.Slice:
 		if n.Kind == yaml.SequenceNode {
 			for i, c := range n.Content {
-				if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+				if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i), c.Line); err != nil {
 					return err
 				}
 			}
 		}
+	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind != yaml.ScalarNode {
+			return fail("want %s, got %s", wanted(t), describe(n))
+		}
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return fail("%s is not %s", describe(n), wanted(t))
+		}
 	}
 	return nil
+}
+
+// checkStruct checks the keys of mapping n against the fields of struct
+// type t.
+func checkStruct(n *yaml.Node, t reflect.Type, prefix string) error {
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.IsExported() && f.Tag.Get("yaml") != "-" {
+			fields[yamlName(f)] = f.Type
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
+			return &Error{Line: k.Line, Key: dot(prefix, k.Value), Msg: fmt.Sprintf("unknown key (known here: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))}
+		}
+		if err := checkNode(n.Content[i+1], ft, dot(prefix, k.Value), k.Line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wanted names what a scalar of kind t must be.
+func wanted(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	}
+	return "an integer"
+}
+
+// dot joins a dotted prefix and a key.
+func dot(prefix, k string) string {
+	if prefix == "" {
+		return k
+	}
+	return prefix + "." + k
 }
 
 func describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
 	case yaml.ScalarNode:
 		return fmt.Sprintf("%q", n.Value)
 	}
 	return "something else"
-}
-
-// withFile sets the file name of a configuration error.
-func withFile(err error, path string) error {
-	var ce *Error
-	if errors.As(err, &ce) {
-		ce.File = path
-		return ce
-	}
-	return &Error{File: path, Msg: err.Error()}
 }
 
 // find returns the value node of key in mapping n, or nil.
@@ -165,27 +178,28 @@ func take(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// set puts value at the dotted path in mapping n, creating mappings on the
-// way.
-func set(n *yaml.Node, path []string, value *yaml.Node) error {
+// set puts a copy of value at the dotted path in mapping n, creating
+// mappings on the way, and returns the copy.
+func set(n *yaml.Node, path []string, value *yaml.Node) (*yaml.Node, error) {
 	for i, k := range path {
 		if k == "" {
-			return fmt.Errorf("empty key in %q", strings.Join(path, "."))
+			return nil, fmt.Errorf("empty key in %q", strings.Join(path, "."))
 		}
 		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 			*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line}
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("%s is not a mapping", strings.Join(path[:i], "."))
+			return nil, fmt.Errorf("%s is not a mapping", strings.Join(path[:i], "."))
 		}
 		child := find(n, k)
 		if i == len(path)-1 {
 			if child != nil {
 				*child = *clone(value)
-			} else {
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, clone(value))
+				return child, nil
 			}
-			return nil
+			child = clone(value)
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, child)
+			return child, nil
 		}
 		if child == nil {
 			child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -193,18 +207,25 @@ func set(n *yaml.Node, path []string, value *yaml.Node) error {
 		}
 		n = child
 	}
-	return nil
+	return nil, fmt.Errorf("empty key")
 }
 
 // clone deep-copies a node tree.
-func clone(n *yaml.Node) *yaml.Node {
+func clone(n *yaml.Node) *yaml.Node { return cloneInto(n, nil) }
+
+// cloneInto deep-copies a node tree and, if copies is not nil, records the
+// copy of every node.
+func cloneInto(n *yaml.Node, copies map[*yaml.Node]*yaml.Node) *yaml.Node {
 	if n == nil {
 		return nil
 	}
 	c := *n
 	c.Content = make([]*yaml.Node, len(n.Content))
 	for i, ch := range n.Content {
-		c.Content[i] = clone(ch)
+		c.Content[i] = cloneInto(ch, copies)
+	}
+	if copies != nil {
+		copies[n] = &c
 	}
 	return &c
 }
@@ -215,32 +236,6 @@ func clearLines(n *yaml.Node) {
 	for _, c := range n.Content {
 		clearLines(c)
 	}
-}
-
-// lineOf is n's line, or fallback's when n is nil.
-func lineOf(n, fallback *yaml.Node) int {
-	if n != nil {
-		return n.Line
-	}
-	if fallback != nil {
-		return fallback.Line
-	}
-	return 0
-}
-
-// keyNodeFromMsg finds the node of the dotted key a validation message
-// starts with ("train.lr = …"), for its line.
-func keyNodeFromMsg(root *yaml.Node, msg string) *yaml.Node {
-	key, _, _ := strings.Cut(msg, " ")
-	n := root
-	for _, k := range strings.Split(key, ".") {
-		c := find(n, k)
-		if c == nil {
-			return n
-		}
-		n = c
-	}
-	return n
 }
 
 func lastPart(key string) string {
@@ -263,12 +258,8 @@ func joinName(a, b string) string {
 	return a + "," + b
 }
 
-func mapsKeys[V any](m map[string]V) func(func(string) bool) { return maps.Keys(m) }
-
 // deref returns the value p points to.
 func deref(p any) any { return reflect.ValueOf(p).Elem().Interface() }
-
-func policyShape(name string) (policy.Config, error) { return policy.Size(name) }
 
 // Sampling is the policy sampling the rollout settings describe.
 func (r Rollout) Sampling() policy.Sampling {

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/internal/dircache"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
@@ -47,22 +48,23 @@ func DefaultConfig() Config {
 	return Config{Model: "tiny", Steps: 1000, BatchSize: 32, LR: 1e-3, FlawedShare: 0.3, EvalPrompts: 200}
 }
 
-// Validate reports the first setting out of range, naming it.
+// Validate reports the first setting out of range as a *field.Error naming
+// its key and value.
 func (cfg Config) Validate() error {
 	if _, err := policy.Size(cfg.Model); err != nil {
-		return fmt.Errorf("pretrain.model: %w", err)
+		return &field.Error{Key: "pretrain.model", Value: cfg.Model, Msg: err.Error()}
 	}
 	switch {
 	case cfg.Steps < 1:
-		return fmt.Errorf("pretrain.steps = %d, want ≥ 1", cfg.Steps)
+		return &field.Error{Key: "pretrain.steps", Value: cfg.Steps, Msg: "want ≥ 1"}
 	case cfg.BatchSize < 1:
-		return fmt.Errorf("pretrain.batch_size = %d, want ≥ 1", cfg.BatchSize)
+		return &field.Error{Key: "pretrain.batch_size", Value: cfg.BatchSize, Msg: "want ≥ 1"}
 	case !(cfg.LR > 0):
-		return fmt.Errorf("pretrain.lr = %g, want > 0", cfg.LR)
+		return &field.Error{Key: "pretrain.lr", Value: cfg.LR, Msg: "want > 0"}
 	case cfg.FlawedShare < 0 || cfg.FlawedShare >= 1:
-		return fmt.Errorf("pretrain.flawed_share = %g, want in [0, 1)", cfg.FlawedShare)
+		return &field.Error{Key: "pretrain.flawed_share", Value: cfg.FlawedShare, Msg: "want in [0, 1)"}
 	case cfg.EvalPrompts < 1:
-		return fmt.Errorf("pretrain.eval_prompts = %d, want ≥ 1", cfg.EvalPrompts)
+		return &field.Error{Key: "pretrain.eval_prompts", Value: cfg.EvalPrompts, Msg: "want ≥ 1"}
 	}
 	return nil
 }

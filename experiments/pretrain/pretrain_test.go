@@ -2,10 +2,12 @@ package pretrain
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 )
@@ -60,12 +62,14 @@ func TestCachedTrainsOnce(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []Config{
-		with(func(c *Config) { c.Model = "huge" }), with(func(c *Config) { c.Steps = 0 }), with(func(c *Config) { c.BatchSize = -1 }),
-		with(func(c *Config) { c.LR = -1 }), with(func(c *Config) { c.FlawedShare = 1 }), with(func(c *Config) { c.EvalPrompts = -3 }),
+	for key, c := range map[string]Config{
+		"pretrain.model": with(func(c *Config) { c.Model = "huge" }), "pretrain.steps": with(func(c *Config) { c.Steps = 0 }),
+		"pretrain.batch_size": with(func(c *Config) { c.BatchSize = -1 }), "pretrain.lr": with(func(c *Config) { c.LR = -1 }),
+		"pretrain.flawed_share": with(func(c *Config) { c.FlawedShare = 1 }), "pretrain.eval_prompts": with(func(c *Config) { c.EvalPrompts = -3 }),
 	} {
-		if err := c.Validate(); err == nil {
-			t.Errorf("%+v accepted", c)
+		var fe *field.Error
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Key != key {
+			t.Errorf("%+v: error %v, want a field error on %s", c, err, key)
 		}
 	}
 	if err := DefaultConfig().Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/internal/dircache"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
@@ -26,15 +27,16 @@ func DefaultBuildConfig() BuildConfig {
 	return BuildConfig{Prompts: 4096, Samples: 4, EvalPrompts: 1024, Train: TrainConfig{}.Defaults()}
 }
 
-// Validate reports the first setting out of range, naming its key.
+// Validate reports the first setting out of range as a *field.Error naming
+// its key and value.
 func (c BuildConfig) Validate() error {
 	switch {
 	case c.Prompts < 1:
-		return fmt.Errorf("reward_model.prompts = %d, want ≥ 1", c.Prompts)
+		return &field.Error{Key: "reward_model.prompts", Value: c.Prompts, Msg: "want ≥ 1"}
 	case c.Samples < 1:
-		return fmt.Errorf("reward_model.samples = %d, want ≥ 1", c.Samples)
+		return &field.Error{Key: "reward_model.samples", Value: c.Samples, Msg: "want ≥ 1"}
 	case c.EvalPrompts < 1:
-		return fmt.Errorf("reward_model.eval_prompts = %d, want ≥ 1", c.EvalPrompts)
+		return &field.Error{Key: "reward_model.eval_prompts", Value: c.EvalPrompts, Msg: "want ≥ 1"}
 	}
 	return c.Train.Validate()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search/record"
 )
@@ -38,7 +39,7 @@ type Config struct {
 // DefaultConfig is the verifier's reward alone.
 func DefaultConfig() Config { return Config{Verifier: 1} }
 
-// Validate reports the first bad weight, naming its key: every weight must
+// Validate reports the first bad weight as a *field.Error naming its key: every weight must
 // be finite and non-negative (the length term is already a penalty), and
 // the verifier or the model must have a positive weight, since nothing else
 // rewards a correct answer.
@@ -48,11 +49,11 @@ func (c Config) Validate() error {
 		v   float64
 	}{{"verifier", c.Verifier}, {"model", c.Model}, {"format", c.Format}, {"length", c.Length}} {
 		if math.IsNaN(w.v) || math.IsInf(w.v, 0) || w.v < 0 {
-			return fmt.Errorf("reward.%s = %g, want a finite weight ≥ 0", w.key, w.v)
+			return &field.Error{Key: "reward." + w.key, Value: w.v, Msg: "want a finite weight ≥ 0"}
 		}
 	}
 	if c.Verifier == 0 && c.Model == 0 {
-		return fmt.Errorf("reward.verifier and reward.model are both 0: set one of them > 0, or nothing rewards a correct answer")
+		return &field.Error{Key: "reward.verifier", Value: c.Verifier, Msg: "as is reward.model: set one of them > 0, or nothing rewards a correct answer"}
 	}
 	return nil
 }

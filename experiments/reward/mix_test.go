@@ -134,7 +134,7 @@ func TestConfigErrors(t *testing.T) {
 		{"NaN model", Config{Verifier: 1, Model: math.NaN()}, "reward.model = NaN"},
 		{"infinite format", Config{Verifier: 1, Format: math.Inf(1)}, "reward.format = +Inf"},
 		{"negative length", Config{Verifier: 1, Length: -0.1}, "reward.length = -0.1"},
-		{"nothing rewards correctness", Config{Format: 1}, "reward.verifier and reward.model are both 0"},
+		{"nothing rewards correctness", Config{Format: 1}, "reward.verifier = 0, as is reward.model"},
 		{"model without a model", Config{Verifier: 1, Model: 0.5}, "reward.model = 0.5 needs a trained reward model"},
 	}
 	for _, c := range cases {

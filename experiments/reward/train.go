@@ -13,6 +13,8 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 	"github.com/nlpodyssey/spago/nn"
 	"github.com/nlpodyssey/spago/optimizers/adam"
+
+	"github.com/rollout-rl/rollout/experiments/config/field"
 )
 
 // TrainConfig is how a reward model is trained: Adam on the mean binary
@@ -49,21 +51,22 @@ func (c TrainConfig) Defaults() TrainConfig {
 	return c
 }
 
-// Validate reports the first setting out of range, naming its key.
+// Validate reports the first setting out of range as a *field.Error naming
+// its key and value.
 func (c TrainConfig) Validate() error {
 	switch {
 	case c.Steps < 0:
-		return fmt.Errorf("reward_model.train.steps = %d, want ≥ 0", c.Steps)
+		return &field.Error{Key: "reward_model.train.steps", Value: c.Steps, Msg: "want ≥ 0"}
 	case c.BatchSize < 1:
-		return fmt.Errorf("reward_model.train.batch_size = %d, want ≥ 1", c.BatchSize)
+		return &field.Error{Key: "reward_model.train.batch_size", Value: c.BatchSize, Msg: "want ≥ 1"}
 	case !(c.LR > 0) || math.IsInf(c.LR, 0):
-		return fmt.Errorf("reward_model.train.lr = %g, want > 0", c.LR)
+		return &field.Error{Key: "reward_model.train.lr", Value: c.LR, Msg: "want > 0"}
 	case !(c.HeadLR > 0) || math.IsInf(c.HeadLR, 0):
-		return fmt.Errorf("reward_model.train.head_lr = %g, want > 0", c.HeadLR)
+		return &field.Error{Key: "reward_model.train.head_lr", Value: c.HeadLR, Msg: "want > 0"}
 	case !(c.WeightDecay >= 0) || math.IsInf(c.WeightDecay, 0):
-		return fmt.Errorf("reward_model.train.weight_decay = %g, want ≥ 0", c.WeightDecay)
+		return &field.Error{Key: "reward_model.train.weight_decay", Value: c.WeightDecay, Msg: "want ≥ 0"}
 	case !(c.MaxGradNorm > 0) || math.IsInf(c.MaxGradNorm, 0):
-		return fmt.Errorf("reward_model.train.max_grad_norm = %g, want > 0", c.MaxGradNorm)
+		return &field.Error{Key: "reward_model.train.max_grad_norm", Value: c.MaxGradNorm, Msg: "want > 0"}
 	}
 	return nil
 }

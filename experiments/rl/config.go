@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -104,38 +105,42 @@ func DefaultConfig() Config {
 // samples each, k = 4.
 func DefaultEvalConfig() EvalConfig { return EvalConfig{Every: 5, Prompts: 100, Samples: 8, K: 4} }
 
+// oneOf is a field error unless v is one of the choices.
 func oneOf(key, v string, choices []string) error {
 	if !slices.Contains(choices, v) {
-		return fmt.Errorf("%s = %q, want one of %s", key, v, strings.Join(choices, ", "))
+		return &field.Error{Key: key, Value: v, Msg: "want one of " + strings.Join(choices, ", ")}
 	}
 	return nil
 }
 
-// Validate reports the first setting out of range, naming its key.
+// Validate reports the first setting out of range as a *field.Error naming
+// its key and value.
 func (c Config) Validate() error {
 	checks := []struct {
-		bad bool
-		msg string
+		bad   bool
+		key   string
+		value any
+		msg   string
 	}{
-		{c.Steps < 0, fmt.Sprintf("train.steps = %d, want ≥ 0", c.Steps)},
-		{c.TotalTokens < 0, fmt.Sprintf("train.total_tokens = %d, want ≥ 0", c.TotalTokens)},
-		{c.Steps == 0 && c.TotalTokens == 0, "train.steps and train.total_tokens are both 0: the run would never end"},
-		{c.PromptsPerStep < 1, fmt.Sprintf("train.prompts_per_step = %d, want ≥ 1", c.PromptsPerStep)},
-		{!(c.LR > 0) || math.IsInf(c.LR, 0), fmt.Sprintf("train.lr = %g, want > 0", c.LR)},
-		{c.MaxGradNorm < 0, fmt.Sprintf("train.max_grad_norm = %g, want ≥ 0", c.MaxGradNorm)},
-		{c.ClipLow <= 0 || c.ClipLow >= 1, fmt.Sprintf("train.clip_low = %g, want in (0, 1)", c.ClipLow)},
-		{c.ClipHigh <= 0, fmt.Sprintf("train.clip_high = %g, want > 0", c.ClipHigh)},
-		{c.KLCoef < 0, fmt.Sprintf("train.kl_coef = %g, want ≥ 0", c.KLCoef)},
-		{c.EntropyCoef < 0, fmt.Sprintf("train.entropy_coef = %g, want ≥ 0", c.EntropyCoef)},
-		{c.Epochs < 1, fmt.Sprintf("train.epochs = %d, want ≥ 1", c.Epochs)},
-		{c.Minibatches < 1, fmt.Sprintf("train.minibatches = %d, want ≥ 1", c.Minibatches)},
-		{c.MaxResampleRounds < 0, fmt.Sprintf("train.max_resample_rounds = %d, want ≥ 0", c.MaxResampleRounds)},
-		{c.MaxStaleness < 0, fmt.Sprintf("train.max_staleness = %d, want ≥ 0", c.MaxStaleness)},
-		{c.TISCap <= 0, fmt.Sprintf("train.tis_cap = %g, want > 0", c.TISCap)},
+		{c.Steps < 0, "train.steps", c.Steps, "want ≥ 0"},
+		{c.TotalTokens < 0, "train.total_tokens", c.TotalTokens, "want ≥ 0"},
+		{c.Steps == 0 && c.TotalTokens == 0, "train.steps", c.Steps, "as is train.total_tokens: the run would never end"},
+		{c.PromptsPerStep < 1, "train.prompts_per_step", c.PromptsPerStep, "want ≥ 1"},
+		{!(c.LR > 0) || math.IsInf(c.LR, 0), "train.lr", c.LR, "want > 0"},
+		{c.MaxGradNorm < 0, "train.max_grad_norm", c.MaxGradNorm, "want ≥ 0"},
+		{c.ClipLow <= 0 || c.ClipLow >= 1, "train.clip_low", c.ClipLow, "want in (0, 1)"},
+		{c.ClipHigh <= 0, "train.clip_high", c.ClipHigh, "want > 0"},
+		{c.KLCoef < 0, "train.kl_coef", c.KLCoef, "want ≥ 0"},
+		{c.EntropyCoef < 0, "train.entropy_coef", c.EntropyCoef, "want ≥ 0"},
+		{c.Epochs < 1, "train.epochs", c.Epochs, "want ≥ 1"},
+		{c.Minibatches < 1, "train.minibatches", c.Minibatches, "want ≥ 1"},
+		{c.MaxResampleRounds < 0, "train.max_resample_rounds", c.MaxResampleRounds, "want ≥ 0"},
+		{c.MaxStaleness < 0, "train.max_staleness", c.MaxStaleness, "want ≥ 0"},
+		{c.TISCap <= 0, "train.tis_cap", c.TISCap, "want > 0"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
-			return fmt.Errorf("%s", ch.msg)
+			return &field.Error{Key: ch.key, Value: ch.value, Msg: ch.msg}
 		}
 	}
 	if err := oneOf("train.advantage", c.Advantage, Advantages); err != nil {
@@ -147,17 +152,18 @@ func (c Config) Validate() error {
 	return oneOf("train.correction", c.Correction, Corrections)
 }
 
-// Validate reports the first setting out of range, naming its key.
+// Validate reports the first setting out of range as a *field.Error naming
+// its key and value.
 func (c EvalConfig) Validate() error {
 	switch {
 	case c.Every < 0:
-		return fmt.Errorf("eval.every = %d, want ≥ 0", c.Every)
+		return &field.Error{Key: "eval.every", Value: c.Every, Msg: "want ≥ 0"}
 	case c.Prompts < 1:
-		return fmt.Errorf("eval.prompts = %d, want ≥ 1", c.Prompts)
+		return &field.Error{Key: "eval.prompts", Value: c.Prompts, Msg: "want ≥ 1"}
 	case c.Samples < 1:
-		return fmt.Errorf("eval.samples = %d, want ≥ 1", c.Samples)
+		return &field.Error{Key: "eval.samples", Value: c.Samples, Msg: "want ≥ 1"}
 	case c.K < 1 || c.K > c.Samples:
-		return fmt.Errorf("eval.k = %d, want in [1, eval.samples = %d]", c.K, c.Samples)
+		return &field.Error{Key: "eval.k", Value: c.K, Msg: fmt.Sprintf("want in [1, eval.samples = %d]", c.Samples)}
 	}
 	return nil
 }

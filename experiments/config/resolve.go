@@ -1,0 +1,139 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rollout-rl/rollout/experiments/config/field"
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+)
+
+// resolve decodes one variant's tree strictly, fills in the defaults and
+// validates every section. Every error names the place where the
+// offending key was written (see tree.fail).
+func resolve(t *tree, defaultName string) (Experiment, error) {
+	// The task's parameters are decoded into the task's own struct, once
+	// its name is known.
+	body := clone(t.root)
+	var paramsNode *yaml.Node
+	if tn := find(body, "task"); tn != nil && tn.Kind == yaml.MappingNode {
+		paramsNode = take(tn, "params")
+	}
+	cfg := Defaults()
+	if err := decodeStrict(body, &cfg, ""); err != nil {
+		return cfg, t.relocate(err)
+	}
+	if cfg.Name == "" {
+		cfg.Name = defaultName
+	}
+	if cfg.Task.Name == "" {
+		return cfg, t.fail("task.name", nil, "required: one of %s", strings.Join(task.Names(), ", "))
+	}
+	params, err := task.DefaultParams(cfg.Task.Name)
+	if err != nil {
+		return cfg, t.fail("task.name", err, "%v", err)
+	}
+	if paramsNode != nil {
+		if err := decodeStrict(paramsNode, params, "task.params"); err != nil {
+			return cfg, t.relocate(err)
+		}
+	}
+	cfg.Task.Params = deref(params)
+	if _, err := task.New(cfg.Task.Name, cfg.Task.Params); err != nil {
+		return cfg, t.fail("task.params", err, "%v", err)
+	}
+	if err := validate(&cfg, t); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// validate checks the sections of a decoded configuration after its task,
+// filling in what depends on other keys (the pretraining model and steps,
+// the checkpoint's path).
+func validate(cfg *Experiment, t *tree) error {
+	if _, err := policy.Size(cfg.Model); err != nil {
+		return t.fail("model", err, "%v", err)
+	}
+	if cfg.Checkpoint != "" {
+		p := cfg.Checkpoint
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(t.path), p)
+		}
+		if _, err := os.Stat(filepath.Join(p, "config.json")); err != nil {
+			return t.fail("checkpoint", err, "%s is not a checkpoint directory: %v", cfg.Checkpoint, errors.Unwrap(err))
+		}
+		cfg.Checkpoint = p
+	}
+	cfg.Pretrain.Model = cfg.Model
+	if find(find(t.root, "pretrain"), "steps") == nil {
+		cfg.Pretrain.Steps = pretrain.DefaultStepsFor(cfg.Task.Name)
+	}
+	if err := cfg.Pretrain.Validate(); err != nil {
+		return fieldFail(t, err)
+	}
+	if err := validateRollout(cfg.Rollout, t); err != nil {
+		return err
+	}
+	for _, err := range []error{cfg.Train.Validate(), cfg.Eval.Validate(), cfg.Reward.Validate(), cfg.RewardModel.Validate()} {
+		if err != nil {
+			return fieldFail(t, err)
+		}
+	}
+	return nil
+}
+
+// validateRollout checks the strategy and its parameters with the
+// strategy's own parser, and the sampling settings one key at a time.
+func validateRollout(r Rollout, t *tree) error {
+	if err := strategyFail(t, r.Strategy, r.Params); err != nil {
+		return err
+	}
+	for _, s := range []struct {
+		key      string
+		sampling policy.Sampling
+	}{
+		{"rollout.temperature", policy.Sampling{Temperature: r.Temperature, TopP: 1}},
+		{"rollout.top_k", policy.Sampling{Temperature: 1, TopK: r.TopK, TopP: 1}},
+		{"rollout.top_p", policy.Sampling{Temperature: 1, TopP: r.TopP}},
+		{"rollout", r.Sampling()},
+	} {
+		if err := s.sampling.Validate(); err != nil {
+			return t.fail(s.key, err, "%v", err)
+		}
+	}
+	if r.Budget < 0 {
+		return t.fail("rollout.budget", nil, "%d, want ≥ 0 (0: no limit)", r.Budget)
+	}
+	return nil
+}
+
+// strategyFail parses a strategy and its parameters with the strategy's
+// own parser; an error is placed on the parameter or the strategy it names.
+func strategyFail(t *tree, name string, params map[string]string) error {
+	if _, err := search.NewStrategy(name, params); err != nil {
+		var pe *search.ParamError
+		if errors.As(err, &pe) {
+			return t.fail("rollout.params."+pe.Key, err, "%v", err)
+		}
+		return t.fail("rollout.strategy", err, "%v", err)
+	}
+	return nil
+}
+
+// fieldFail places a section's validation error on the key it names (a
+// *field.Error), or on no key.
+func fieldFail(t *tree, err error) error {
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return t.fail(fe.Key, err, "%s", fe.Detail())
+	}
+	return &Error{File: t.path, Msg: err.Error(), Err: err}
+}
