@@ -18,7 +18,10 @@ type snapshot struct {
 	Step       int
 	NextPrompt int
 	TokensCum  int64
-	Buffer     []bufferedGroup
+	// TrainFLOPsCum is budget/train_flops_cum (0 in snapshots older than
+	// it).
+	TrainFLOPsCum int64
+	Buffer        []bufferedGroup
 }
 
 type bufferedGroup struct {
@@ -37,7 +40,7 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum}
 	for _, b := range l.buffer {
 		s.Buffer = append(s.Buffer, bufferedGroup{Group: b.group.Record(), PromptText: b.prompt.Text, Version: b.version})
 	}
@@ -61,7 +64,7 @@ func (l *Loop) Restore(b []byte) error {
 	if err := l.trainer.UnmarshalState(s.Optimizer); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	l.step, l.nextPrompt, l.tokensCum = s.Step, s.NextPrompt, s.TokensCum
+	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
 		g, err := bg.Group.Group()
