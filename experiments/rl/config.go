@@ -77,8 +77,10 @@ type EvalConfig struct {
 	// straddles a mark: the steps before one draw only the prompts the
 	// tokens left to it cover (as for train.total_tokens), and the mark is
 	// reached, and evaluated, when no further group fits before it. The
-	// evaluation's metrics then carry eval/tokens_mark. Default 0.
-	EveryTokens int64 `yaml:"every_tokens" json:"every_tokens"`
+	// evaluation's metrics then carry eval/tokens_mark. Default 0. (Left
+	// out of the JSON encoding when 0, so run ids of configs without it
+	// stay what they were.)
+	EveryTokens int64 `yaml:"every_tokens" json:"every_tokens,omitempty"`
 	// Prompts is the number of eval-split prompts. Default 100.
 	Prompts int `yaml:"prompts" json:"prompts"`
 	// Samples per prompt (n), sampled at the rollout temperature, from

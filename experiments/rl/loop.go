@@ -117,7 +117,7 @@ func (l *Loop) setGroupMax() error {
 	}
 	gm, err := search.MaxGroupTokens(l.s.Strategy, l.maxTokens(), l.s.Budget)
 	if err != nil {
-		return fmt.Errorf("rl: train.total_tokens and eval.every_tokens need it: %w", err)
+		return fmt.Errorf("rl: train.total_tokens and eval.every_tokens need a bound on a group's cost: %w", err)
 	}
 	l.groupMax = gm
 	for _, lim := range []struct {
