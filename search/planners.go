@@ -191,11 +191,13 @@ func (s *segmentPlan) afterStep(g *groupRun) error {
 			s.rr++
 		}
 	}
-	// 3. Live paths at a boundary decide to split.
+	// 3. Live paths at a boundary decide to split. A path made by a split
+	// at this step starts at the boundary without a token of its own: it
+	// is past that boundary already and must not split there again.
 	for _, p := range g.live {
 		n := p.node
 		length := n.Start + len(n.Tokens)
-		if p.width <= 1 || length%s.cfg.S != 0 {
+		if p.width <= 1 || len(n.Tokens) == 0 || length%s.cfg.S != 0 {
 			continue
 		}
 		if as := g.answerStart(); as != nil && as(n.Response()) < length {

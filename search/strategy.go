@@ -187,7 +187,9 @@ func (e EntropyTree) Validate() error {
 
 // SegmentTree (TreePO-like) decodes in segments of S tokens; after each
 // segment every live path splits into B children (the path itself goes on
-// as one of them) until the leaf width W is reached. A path holds a share of
+// as one of them) until the leaf width W is reached: forks happen only at
+// multiples of S, a path splits at most once per boundary, and a group has
+// W leaves when nothing ends early. A path holds a share of
 // the width; it splits into min(B, share) paths, dividing its share. A path
 // that finishes with a share above 1 hands the rest to the live paths of its
 // prompt, round robin by node id. A path whose answer has begun no longer

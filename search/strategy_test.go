@@ -471,6 +471,7 @@ func TestSegmentTree(t *testing.T) {
 			if got := len(g.Leaves()) + g.MissingForks; got != cfg.W {
 				t.Errorf("seed %d: %d leaves + %d lost width, want W = %d", seed, len(g.Leaves()), g.MissingForks, cfg.W)
 			}
+			checkSegmentForks(t, g, cfg)
 			for _, n := range g.Leaves() {
 				if prefix := n.Response()[:n.Start]; n.Parent != nil && answerStart(prefix) < len(prefix) {
 					t.Errorf("seed %d: node %d split off after the answer began: %v", seed, n.ID, prefix)
@@ -478,6 +479,82 @@ func TestSegmentTree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSegmentTreeShape checks, for several (S, B, W) with nothing ending
+// early, that W leaves are made, that the number of paths at every response
+// index is what splitting every share at every boundary gives, and the fork
+// rules of checkSegmentForks.
+func TestSegmentTreeShape(t *testing.T) {
+	for _, cfg := range []search.SegmentTree{
+		{S: 4, B: 2, W: 8}, {S: 2, B: 2, W: 4}, {S: 3, B: 3, W: 9}, {S: 2, B: 3, W: 7},
+		{S: 4, B: 2, W: 5}, {S: 1, B: 2, W: 8}, {S: 5, B: 4, W: 6}, {S: 3, B: 2, W: 1},
+	} {
+		// widths[k] are the shares after k boundaries.
+		widths := [][]int{{cfg.W}}
+		for last := widths[0]; len(last) < cfg.W; last = widths[len(widths)-1] {
+			var next []int
+			for _, w := range last {
+				k := min(cfg.B, w)
+				for j := 0; j < k; j++ {
+					next = append(next, w/k+btoi(j < w%k))
+				}
+			}
+			widths = append(widths, next)
+		}
+		maxTokens := cfg.S*len(widths) + 2
+		s := newSampler(t, hashDist(0, 0))
+		for _, g := range generate(t, cfg, request(s, prompts(2), maxTokens)) {
+			if len(g.Leaves()) != cfg.W || g.MissingForks != 0 {
+				t.Errorf("%+v: %d leaves (%d lost width), want W = %d", cfg, len(g.Leaves()), g.MissingForks, cfg.W)
+			}
+			for i := 0; i < maxTokens; i++ {
+				want := len(widths[min(i/cfg.S, len(widths)-1)])
+				got := 0
+				for _, n := range g.Nodes() {
+					if n.Start <= i && i < n.Start+len(n.Tokens) {
+						got++
+					}
+				}
+				if got != want {
+					t.Errorf("%+v: %d paths at response index %d, want %d", cfg, got, i, want)
+				}
+			}
+			checkSegmentForks(t, g, cfg)
+		}
+	}
+}
+
+// checkSegmentForks checks that every branch of a segment-tree group forks
+// at a positive multiple of S with Iteration = its boundary index, that a
+// node has at most B−1 children at one position, and that along every
+// response the fork points strictly increase: a path splits at most once per
+// boundary.
+func checkSegmentForks(t *testing.T, g *search.Group, cfg search.SegmentTree) {
+	t.Helper()
+	for _, n := range g.Nodes() {
+		if n.Parent != nil && (n.Start <= 0 || n.Start%cfg.S != 0 || n.Iteration != n.Start/cfg.S) {
+			t.Errorf("%+v: node %d forks at %d (iteration %d), want a positive multiple of S", cfg, n.ID, n.Start, n.Iteration)
+		}
+		at := map[int]int{}
+		for _, c := range n.Children {
+			if at[c.ForkAt]++; at[c.ForkAt] > cfg.B-1 {
+				t.Errorf("%+v: node %d has %d children at %d, want at most B-1", cfg, n.ID, at[c.ForkAt], c.ForkAt)
+			}
+		}
+		for m := n; m.Parent != nil; m = m.Parent {
+			if m.Start <= m.Parent.Start {
+				t.Errorf("%+v: node %d forks at %d off node %d that forked at %d: two splits at one boundary", cfg, m.ID, m.Start, m.Parent.ID, m.Parent.Start)
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestCancel(t *testing.T) {

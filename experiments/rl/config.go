@@ -17,9 +17,12 @@ type Config struct {
 	// Steps is the number of training steps; 0 means run until TotalTokens
 	// is spent. Default 20.
 	Steps int `yaml:"steps" json:"steps"`
-	// TotalTokens ends the run once this many tokens have been sampled
+	// TotalTokens is the run's budget of sampled tokens
 	// (budget/tokens_cum), so strategies compare at equal compute; 0: no
-	// limit. The step that crosses the limit completes.
+	// limit. It is never exceeded: a step draws only as many prompts as
+	// the tokens left cover at one group's longest possible cost
+	// (search.MaxGroupTokens) each, and the run ends when no further group
+	// fits; what is left is budget/unspent.
 	TotalTokens int64 `yaml:"total_tokens" json:"total_tokens"`
 	// PromptsPerStep is the batch of groups a step trains on. Default 8.
 	PromptsPerStep int `yaml:"prompts_per_step" json:"prompts_per_step"`
@@ -70,6 +73,15 @@ type EvalConfig struct {
 	// Every is the number of steps between evaluations (and one after the
 	// last step); 0 evaluates only at the end. Default 5.
 	Every int `yaml:"every" json:"every"`
+	// EveryTokens evaluates at every multiple of this many sampled tokens
+	// (budget/tokens_cum 0, E, 2E, …) as well; 0 turns it off. A step never
+	// straddles a mark: the steps before one draw only the prompts the
+	// tokens left to it cover (as for train.total_tokens), and the mark is
+	// reached, and evaluated, when no further group fits before it. The
+	// evaluation's metrics then carry eval/tokens_mark. Default 0. (Left
+	// out of the JSON encoding when 0, so run ids of configs without it
+	// stay what they were.)
+	EveryTokens int64 `yaml:"every_tokens" json:"every_tokens,omitempty"`
 	// Prompts is the number of eval-split prompts. Default 100.
 	Prompts int `yaml:"prompts" json:"prompts"`
 	// Samples per prompt (n), sampled at the rollout temperature, from
@@ -158,6 +170,8 @@ func (c EvalConfig) Validate() error {
 	switch {
 	case c.Every < 0:
 		return &field.Error{Key: "eval.every", Value: c.Every, Msg: "want ≥ 0"}
+	case c.EveryTokens < 0:
+		return &field.Error{Key: "eval.every_tokens", Value: c.EveryTokens, Msg: "want ≥ 0"}
 	case c.Prompts < 1:
 		return &field.Error{Key: "eval.prompts", Value: c.Prompts, Msg: "want ≥ 1"}
 	case c.Samples < 1:

@@ -40,6 +40,10 @@ type Setup struct {
 	Sampling  policy.Sampling
 	// Budget is the per-prompt token budget (0: none).
 	Budget int64
+	// EvalEveryTokens is eval.every_tokens: steps stop at its multiples of
+	// sampled tokens, each reported in StepResult.Mark once reached; 0:
+	// none.
+	EvalEveryTokens int64
 	// Int8 samples from an int8 copy of the policy.
 	Int8 bool
 	// Reward mixes the verifier with a reward model and shaping terms;
@@ -55,10 +59,15 @@ type Loop struct {
 	trainer   *policy.Trainer
 	estimator search.Estimator
 
-	step       int   // steps done
-	nextPrompt int   // next train-split prompt index
-	tokensCum  int64 // generated tokens so far
-	buffer     []staleGroup
+	// groupMax is the longest possible cost of one group in generated
+	// tokens (search.MaxGroupTokens), when a token limit needs it.
+	groupMax int64
+
+	step          int   // steps done
+	nextPrompt    int   // next train-split prompt index
+	tokensCum     int64 // generated tokens so far
+	trainFLOPsCum int64 // update FLOPs so far
+	buffer        []staleGroup
 }
 
 // staleGroup is a kept group waiting to be trained on again.
@@ -90,7 +99,64 @@ func New(s Setup) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Loop{s: s, trainer: tr, estimator: est}, nil
+	l := &Loop{s: s, trainer: tr, estimator: est}
+	if err := l.setGroupMax(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// setGroupMax computes a group's longest possible cost when train.total_tokens
+// or eval.every_tokens needs it, and checks that one group fits in each.
+func (l *Loop) setGroupMax() error {
+	total, every := l.s.Train.TotalTokens, l.s.EvalEveryTokens
+	if every < 0 {
+		return fmt.Errorf("rl: eval.every_tokens = %d, want ≥ 0", every)
+	}
+	if total == 0 && every == 0 {
+		return nil
+	}
+	gm, err := search.MaxGroupTokens(l.s.Strategy, l.maxTokens(), l.s.Budget)
+	if err != nil {
+		return fmt.Errorf("rl: train.total_tokens and eval.every_tokens need a bound on a group's cost: %w", err)
+	}
+	l.groupMax = gm
+	for _, lim := range []struct {
+		key string
+		v   int64
+	}{{"train.total_tokens", total}, {"eval.every_tokens", every}} {
+		if lim.v > 0 && lim.v < gm {
+			return fmt.Errorf("rl: %s = %d is less than one group's longest possible cost, %d tokens (strategy %s, responses up to %d tokens, rollout.budget %d): no step could fit",
+				lim.key, lim.v, gm, l.s.Strategy.Name(), l.maxTokens(), l.s.Budget)
+		}
+	}
+	return nil
+}
+
+// stepLimit returns the most tokens the next step may generate, and whether
+// there is a limit: what is left of train.total_tokens and before the next
+// evaluation mark, whichever is less.
+func (l *Loop) stepLimit() (int64, bool) {
+	var lim int64
+	limited := false
+	if t := l.s.Train.TotalTokens; t > 0 {
+		lim, limited = t-l.tokensCum, true
+	}
+	if l.s.EvalEveryTokens > 0 {
+		if r := l.nextMark(l.tokensCum) - l.tokensCum; !limited || r < lim {
+			lim, limited = r, true
+		}
+	}
+	return lim, limited
+}
+
+// nextMark is the evaluation mark the steps work towards after cum
+// generated tokens: the first multiple of EvalEveryTokens at least one
+// group's longest cost away. A closer mark is reached, since no group fits
+// before it.
+func (l *Loop) nextMark(cum int64) int64 {
+	e := l.s.EvalEveryTokens
+	return (cum + l.groupMax + e - 1) / e * e
 }
 
 // StepNum is the number of steps done.
@@ -99,10 +165,11 @@ func (l *Loop) StepNum() int { return l.step }
 // TokensCum is the number of tokens generated so far.
 func (l *Loop) TokensCum() int64 { return l.tokensCum }
 
-// Done reports whether the run has reached its step count or token budget.
+// Done reports whether the run has reached its step count or its token
+// budget: the tokens left do not cover one more group.
 func (l *Loop) Done() bool {
 	c := l.s.Train
-	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && l.tokensCum >= c.TotalTokens)
+	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax)
 }
 
 // StepResult is what one step produced.
@@ -110,6 +177,10 @@ type StepResult struct {
 	Step    int                // 1-based
 	Metrics map[string]float64 // verl/TRL names; timing_s/* are wall times
 	Groups  []ScoredGroup      // every group generated, filtered ones too
+	// Mark is the multiple of Setup.EvalEveryTokens this step reached (no
+	// further group fits before it, so the policy after this step is the
+	// one to evaluate at it); 0 when it reached none.
+	Mark int64
 }
 
 // ScoredGroup is one group with its prompt and whether it was filtered.
@@ -137,78 +208,23 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	version := l.step
 	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
 	m := res.Metrics
+	var mark int64
+	if l.s.EvalEveryTokens > 0 {
+		mark = l.nextMark(l.tokensCum)
+	}
 	genStart := time.Now()
-
-	var kept []ScoredGroup
-	var usage search.Usage
-	rounds := 0
-	filtered := 0
-	for round := 0; round <= c.MaxResampleRounds; round++ {
-		need := c.PromptsPerStep - len(kept)
-		if need <= 0 || (round > 0 && !c.FilterGroups) {
-			break
-		}
-		rounds = round
-		groups, err := l.generate(ctx, need)
-		if err != nil {
-			return nil, err
-		}
-		for _, sg := range groups {
-			g := sg.Group
-			usage.GeneratedTokens += g.Usage.GeneratedTokens
-			usage.PrefillTokens += g.Usage.PrefillTokens
-			usage.DecodeTokens += g.Usage.DecodeTokens
-			usage.FLOPs += g.Usage.FLOPs
-			if c.FilterGroups && allEqual(g.Rewards()) {
-				sg.Filtered = true
-				filtered++
-			} else {
-				kept = append(kept, sg)
-			}
-			res.Groups = append(res.Groups, sg)
-		}
+	kept, usage, err := l.sample(ctx, res)
+	if err != nil {
+		return nil, err
 	}
 	l.tokensCum += usage.GeneratedTokens
 	m["timing_s/gen"] = time.Since(genStart).Seconds()
-
-	// Rollout metrics over every generated group.
-	var rewards, lengths, entropies []float64
-	var clipped, leaves, forks, unique, zeroStd int
-	for _, sg := range res.Groups {
-		g := sg.Group
-		if allEqual(g.Rewards()) {
-			zeroStd++
-		}
-		leaves += len(g.Leaves())
-		forks += g.Forks()
-		unique += g.UniqueResponses()
-		for _, n := range g.Leaves() {
-			rewards = append(rewards, n.Reward)
-			lengths = append(lengths, float64(n.Start+len(n.Tokens)))
-			if n.Finish == search.FinishLength {
-				clipped++
-			}
-			for _, e := range n.Entropies {
-				entropies = append(entropies, float64(e))
-			}
-		}
-	}
-	m["reward/mean"], m["reward/std"] = meanStd(rewards)
-	m["response_length/mean"], _ = meanStd(lengths)
-	m["response_length/clip_ratio"] = float64(clipped) / math.Max(1, float64(len(lengths)))
-	m["rollout/entropy"], _ = meanStd(entropies)
-	m["groups/total"] = float64(len(res.Groups))
-	m["groups/zero_std_frac"] = float64(zeroStd) / math.Max(1, float64(len(res.Groups)))
-	m["groups/filtered"] = float64(filtered)
+	rolloutMetrics(res.Groups, m)
 	m["groups/kept"] = float64(len(kept))
-	m["groups/resample_rounds"] = float64(rounds)
 	m["budget/tokens"] = float64(usage.GeneratedTokens)
 	m["budget/tokens_cum"] = float64(l.tokensCum)
 	m["budget/prefill_tokens"] = float64(usage.PrefillTokens)
 	m["budget/flops"] = float64(usage.FLOPs)
-	m["tree/leaves"] = float64(leaves)
-	m["tree/forks"] = float64(forks)
-	m["tree/unique_responses"] = float64(unique)
 
 	// The training batch: fresh kept groups and stale ones still in bound.
 	batch := make([]staleGroup, 0, len(kept)+len(l.buffer))
@@ -232,11 +248,16 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	}
 
 	updStart := time.Now()
+	var trainFLOPs int64
 	if len(batch) > 0 {
 		if err := l.update(batch, m); err != nil {
 			return nil, err
 		}
+		trainFLOPs = l.updateFLOPs(batch)
 	}
+	l.trainFLOPsCum += trainFLOPs
+	m["budget/train_flops"] = float64(trainFLOPs)
+	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
 	m["timing_s/update"] = time.Since(updStart).Seconds()
 
 	// Groups sampled now may be reused by the next MaxStaleness versions.
@@ -247,7 +268,122 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 		}
 	}
 	l.step++
+	if mark > 0 && l.nextMark(l.tokensCum) != mark {
+		res.Mark = mark
+	}
+	if c.TotalTokens > 0 && l.Done() {
+		m["budget/unspent"] = float64(c.TotalTokens - l.tokensCum)
+	}
 	return res, nil
+}
+
+// sample generates the step's groups into res.Groups: PromptsPerStep
+// prompts, then more in up to MaxResampleRounds rounds for the groups
+// filtered out, each round drawing no more prompts than the step's token
+// limit (stepLimit) covers at one group's longest cost each. It returns the
+// kept groups and the usage of all, and sets the groups/* metrics of the
+// rounds.
+func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, search.Usage, error) {
+	c := l.s.Train
+	limit, limited := l.stepLimit()
+	var kept []ScoredGroup
+	var usage search.Usage
+	rounds := 0
+	filtered := 0
+	for round := 0; round <= c.MaxResampleRounds; round++ {
+		need := c.PromptsPerStep - len(kept)
+		if need <= 0 || (round > 0 && !c.FilterGroups) {
+			break
+		}
+		if limited {
+			if need = int(min(int64(need), (limit-usage.GeneratedTokens)/l.groupMax)); need <= 0 {
+				break
+			}
+		}
+		rounds = round
+		groups, err := l.generate(ctx, need)
+		if err != nil {
+			return nil, usage, err
+		}
+		for _, sg := range groups {
+			g := sg.Group
+			usage.GeneratedTokens += g.Usage.GeneratedTokens
+			usage.PrefillTokens += g.Usage.PrefillTokens
+			usage.DecodeTokens += g.Usage.DecodeTokens
+			usage.FLOPs += g.Usage.FLOPs
+			if c.FilterGroups && allEqual(g.Rewards()) {
+				sg.Filtered = true
+				filtered++
+			} else {
+				kept = append(kept, sg)
+			}
+			res.Groups = append(res.Groups, sg)
+		}
+	}
+	res.Metrics["groups/filtered"] = float64(filtered)
+	res.Metrics["groups/resample_rounds"] = float64(rounds)
+	return kept, usage, nil
+}
+
+// rolloutMetrics sets the reward, length, entropy, group and tree metrics
+// over every generated group.
+func rolloutMetrics(groups []ScoredGroup, m map[string]float64) {
+	var rewards, lengths, entropies []float64
+	var clipped, leaves, forks, unique, zeroStd int
+	for _, sg := range groups {
+		g := sg.Group
+		if allEqual(g.Rewards()) {
+			zeroStd++
+		}
+		leaves += len(g.Leaves())
+		forks += g.Forks()
+		unique += g.UniqueResponses()
+		for _, n := range g.Leaves() {
+			rewards = append(rewards, n.Reward)
+			lengths = append(lengths, float64(n.Start+len(n.Tokens)))
+			if n.Finish == search.FinishLength {
+				clipped++
+			}
+			for _, e := range n.Entropies {
+				entropies = append(entropies, float64(e))
+			}
+		}
+	}
+	m["reward/mean"], m["reward/std"] = meanStd(rewards)
+	m["response_length/mean"], _ = meanStd(lengths)
+	m["response_length/clip_ratio"] = float64(clipped) / math.Max(1, float64(len(lengths)))
+	m["rollout/entropy"], _ = meanStd(entropies)
+	m["groups/total"] = float64(len(groups))
+	m["groups/zero_std_frac"] = float64(zeroStd) / math.Max(1, float64(len(groups)))
+	m["tree/leaves"] = float64(leaves)
+	m["tree/forks"] = float64(forks)
+	m["tree/unique_responses"] = float64(unique)
+}
+
+// updateFLOPs counts the FLOPs of an update over batch as sampling FLOPs
+// are counted (policy.Config.ForwardFLOPs of every position with its
+// context, matrix products only). Every leaf's sequence, prompt included,
+// runs through the model once without gradients for π_old, once more for
+// π_ref when train.kl_coef > 0, and once per epoch with gradients, counted
+// as 3× the forward FLOPs (the backward pass costs about twice the
+// forward): per position, (1 + [kl] + 3·epochs) forward FLOPs.
+func (l *Loop) updateFLOPs(batch []staleGroup) int64 {
+	c := l.s.Train
+	passes := int64(1 + 3*c.Epochs)
+	if c.KLCoef > 0 {
+		passes++
+	}
+	cfg := l.s.Policy.Config
+	var fwd int64
+	for _, sg := range batch {
+		for _, leaf := range sg.group.Leaves() {
+			n := len(sg.group.Prompt) + leaf.Start + len(leaf.Tokens)
+			for ctx := 1; ctx <= n; ctx++ {
+				fwd += cfg.ForwardFLOPs(ctx)
+			}
+		}
+	}
+	return passes * fwd
 }
 
 // generate draws n train prompts and generates, scores and computes the

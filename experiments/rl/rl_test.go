@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nlpodyssey/spago/ag"
@@ -407,4 +409,153 @@ func withDefaults(c Config) Config {
 	c.MaxGradNorm, c.Advantage, c.ClipLow, c.ClipHigh, c.LossAgg = d.MaxGradNorm, d.Advantage, d.ClipLow, d.ClipHigh, d.LossAgg
 	c.Epochs, c.Minibatches, c.TISCap = d.Epochs, d.Minibatches, d.TISCap
 	return c
+}
+
+// runAll steps loop until it is done and returns every step's result.
+func runAll(t *testing.T, loop *Loop) []*StepResult {
+	t.Helper()
+	var out []*StepResult
+	for !loop.Done() {
+		res, err := loop.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res)
+		if len(out) > 1000 {
+			t.Fatal("more than 1000 steps")
+		}
+	}
+	return out
+}
+
+// tokenStrategies are a flat and two tree strategies for the token-limit
+// tests.
+var tokenStrategies = []struct {
+	name   string
+	params map[string]string
+}{
+	{"flat", map[string]string{"n": "4"}},
+	{"entropy_tree", map[string]string{"m": "2", "n": "1", "l": "1", "t": "2"}},
+	{"segment_tree", map[string]string{"s": "4", "b": "2", "w": "4"}},
+}
+
+// train.total_tokens is never exceeded and is spent to within one group's
+// longest possible cost; the last step, and only it, records what is left
+// as budget/unspent; filtering rounds stay within the step's limit.
+func TestTotalTokensExact(t *testing.T) {
+	for _, sc := range tokenStrategies {
+		for _, filter := range []bool{false, true} {
+			s := smallSetup(t, Config{Steps: 1000, PromptsPerStep: 3, FilterGroups: filter, MaxResampleRounds: 2})
+			s.Strategy, _ = search.NewStrategy(sc.name, sc.params)
+			probe, err := New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gm, err := search.MaxGroupTokens(s.Strategy, probe.maxTokens(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Train.TotalTokens = 5*gm + gm/2 // a few steps; the last ones cannot draw 3 prompts
+			loop, err := New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := runAll(t, loop)
+			total, cum := s.Train.TotalTokens, loop.TokensCum()
+			if cum > total || total-cum >= gm {
+				t.Errorf("%s filter=%v: %d tokens sampled of %d, want ≤ and within one group (%d)", sc.name, filter, cum, total, gm)
+			}
+			var sum int64
+			for i, res := range steps {
+				sum += int64(res.Metrics["budget/tokens"])
+				u, ok := res.Metrics["budget/unspent"]
+				if last := i == len(steps)-1; ok != last || (last && u != float64(total-cum)) {
+					t.Errorf("%s filter=%v: step %d of %d: budget/unspent %v (recorded %v), want %d at the last step only", sc.name, filter, i+1, len(steps), u, ok, total-cum)
+				}
+			}
+			if sum != cum {
+				t.Errorf("%s: steps sum to %d tokens, TokensCum %d", sc.name, sum, cum)
+			}
+		}
+	}
+	s := smallSetup(t, Config{Steps: 1000})
+	s.Train.TotalTokens = 10
+	if _, err := New(s); err == nil || !strings.Contains(err.Error(), "train.total_tokens = 10") {
+		t.Errorf("total_tokens below one group: %v, want an error naming it", err)
+	}
+	s.Train.TotalTokens, s.EvalEveryTokens = 0, 10
+	if _, err := New(s); err == nil || !strings.Contains(err.Error(), "eval.every_tokens = 10") {
+		t.Errorf("every_tokens below one group: %v, want an error naming it", err)
+	}
+}
+
+// With eval.every_tokens E, the steps stop at every multiple of E: no step
+// goes past one, each is reached (reported in Mark) by the step after
+// which no further group fits before it, once, in order, and the run's end
+// at a multiple of E is a mark too.
+func TestEvalMarks(t *testing.T) {
+	for _, sc := range tokenStrategies {
+		s := smallSetup(t, Config{Steps: 1000, PromptsPerStep: 3, FilterGroups: true, MaxResampleRounds: 1})
+		s.Strategy, _ = search.NewStrategy(sc.name, sc.params)
+		probe, _ := New(s)
+		gm, _ := search.MaxGroupTokens(s.Strategy, probe.maxTokens(), 0)
+		e := 4*gm + 7
+		s.EvalEveryTokens, s.Train.TotalTokens = e, 3*e
+		loop, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var marks []int64
+		var cum int64
+		for _, res := range runAll(t, loop) {
+			after := cum + int64(res.Metrics["budget/tokens"])
+			next := (cum/e + 1) * e // the next mark not yet reached
+			if len(marks) > 0 && marks[len(marks)-1] == next {
+				next += e
+			}
+			if after > next {
+				t.Errorf("%s: step %d goes from %d to %d tokens, past the mark %d", sc.name, res.Step, cum, after, next)
+			}
+			if res.Mark != 0 {
+				if res.Mark != next || next-after >= gm {
+					t.Errorf("%s: step %d at %d tokens reached mark %d; want %d, within one group (%d)", sc.name, res.Step, after, res.Mark, next, gm)
+				}
+				marks = append(marks, res.Mark)
+			} else if next-after < gm {
+				t.Errorf("%s: step %d at %d tokens: no group fits before %d, but no mark reached", sc.name, res.Step, after, next)
+			}
+			cum = after
+		}
+		if !slices.Equal(marks, []int64{e, 2 * e, 3 * e}) {
+			t.Errorf("%s: marks %v, want %d, %d, %d", sc.name, marks, e, 2*e, 3*e)
+		}
+	}
+}
+
+// budget/train_flops counts every sequence position of the batch at its
+// context's forward FLOPs, 1 + 3·epochs times; the _cum metric adds up.
+func TestTrainFLOPs(t *testing.T) {
+	loop, err := New(smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, FilterGroups: false, Epochs: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop.s.Train.Epochs = 2
+	var cum float64
+	for _, res := range runAll(t, loop) {
+		var want int64
+		for _, sg := range res.Groups {
+			for _, leaf := range sg.Group.Leaves() {
+				for c := 1; c <= len(sg.Group.Prompt)+len(leaf.Response()); c++ {
+					want += 7 * loop.s.Policy.Config.ForwardFLOPs(c)
+				}
+			}
+		}
+		cum += float64(want)
+		if got := res.Metrics["budget/train_flops"]; got != float64(want) || want == 0 {
+			t.Errorf("step %d: train flops %v, want %d", res.Step, got, want)
+		}
+		if got := res.Metrics["budget/train_flops_cum"]; got != cum {
+			t.Errorf("step %d: train flops cum %v, want %v", res.Step, got, cum)
+		}
+	}
 }

@@ -19,7 +19,10 @@ type snapshot struct {
 	Step       int
 	NextPrompt int
 	TokensCum  int64
-	Buffer     []bufferedGroup
+	// TrainFLOPsCum is budget/train_flops_cum (0 in snapshots older than
+	// it).
+	TrainFLOPsCum int64
+	Buffer        []bufferedGroup
 }
 
 // bufferedGroup is a stale group as its binary record (package record),
@@ -39,7 +42,7 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum}
 	for _, b := range l.buffer {
 		rec, err := b.group.Record(b.prompt.Text, l.s.Tokenizer.ResponseText).AppendBinary(nil)
 		if err != nil {
@@ -67,7 +70,7 @@ func (l *Loop) Restore(b []byte) error {
 	if err := l.trainer.UnmarshalState(s.Optimizer); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	l.step, l.nextPrompt, l.tokensCum = s.Step, s.NextPrompt, s.TokensCum
+	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
 		var rec record.Group

@@ -70,6 +70,12 @@ type Summary struct {
 // checkpointBlob is the name of a run's state in its checkpoints.
 const checkpointBlob = "state"
 
+// tokensMarkMetric is recorded with an evaluation made at a multiple of
+// eval.every_tokens: the mark, in sampled tokens (0 for the base policy's
+// evaluation at step 0). The step's budget/tokens_cum is at most the mark
+// and within one group's longest possible cost of it.
+const tokensMarkMetric = "eval/tokens_mark"
+
 // Run runs the configuration's runs into the store. Cancelling ctx stops
 // every run after the step it is computing commits; stopped runs resume on
 // the next Run. It returns the first run failure, after every run ended.
@@ -249,7 +255,7 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 	loop, err := rl.New(rl.Setup{
 		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
 		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, Int8: c.Rollout.Int8,
-		Reward: mix, Train: c.Train, Seed: r.Seed,
+		EvalEveryTokens: c.Eval.EveryTokens, Reward: mix, Train: c.Train, Seed: r.Seed,
 	})
 	if err != nil {
 		return fail(err)
@@ -310,6 +316,9 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 			return fail(err)
 		}
 		m["timing_s/eval"] = time.Since(start).Seconds()
+		if c.Eval.EveryTokens > 0 {
+			m[tokensMarkMetric] = 0
+		}
 		elapsed += time.Since(start)
 		if err := store.CommitStep(r.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: elapsed}); err != nil {
 			return fail(err)
@@ -329,12 +338,15 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 			}
 			return fail(err)
 		}
-		if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || loop.Done() {
+		if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || res.Mark > 0 || loop.Done() {
 			evStart := time.Now()
 			if err := evaluate(res.Metrics); err != nil {
 				return fail(err)
 			}
 			res.Metrics["timing_s/eval"] = time.Since(evStart).Seconds()
+			if res.Mark > 0 {
+				res.Metrics[tokensMarkMetric] = float64(res.Mark)
+			}
 		}
 		state, err := loop.Snapshot()
 		if err != nil {

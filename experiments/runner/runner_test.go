@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,12 +17,31 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
 // testConfig writes a random tiny checkpoint and a config of 2 variants ×
 // 2 seeds of short runs that start from it (no pretraining).
 func testConfig(t *testing.T, dir string, steps int) *config.File {
+	t.Helper()
+	return writeConfig(t, dir,
+		fmt.Sprintf("{steps: %d, prompts_per_step: 2, max_resample_rounds: 0, lr: 1.0e-3, max_staleness: 1, correction: tis}", steps),
+		"{every: 2, prompts: 4, samples: 2, k: 2}")
+}
+
+// tokenConfig is testConfig's grid with runs that end at total sampled
+// tokens and evaluate every everyTokens sampled tokens.
+func tokenConfig(t *testing.T, dir string, total, everyTokens int64) *config.File {
+	t.Helper()
+	return writeConfig(t, dir,
+		fmt.Sprintf("{steps: 0, total_tokens: %d, prompts_per_step: 2, max_resample_rounds: 1, lr: 1.0e-3, max_staleness: 1, correction: tis}", total),
+		fmt.Sprintf("{every: 0, every_tokens: %d, prompts: 4, samples: 2, k: 2}", everyTokens))
+}
+
+// writeConfig writes the tiny checkpoint and the grid of testConfig with
+// the given train and eval sections.
+func writeConfig(t *testing.T, dir, train, eval string) *config.File {
 	t.Helper()
 	ckpt := filepath.Join(dir, "base")
 	if _, err := os.Stat(ckpt); err != nil {
@@ -37,15 +57,15 @@ func testConfig(t *testing.T, dir string, steps int) *config.File {
 	src := fmt.Sprintf(`name: tiny-test
 task: {name: add, params: {digits: 1}}
 checkpoint: base
-train: {steps: %d, prompts_per_step: 2, max_resample_rounds: 0, lr: 1.0e-3, max_staleness: 1, correction: tis}
-eval: {every: 2, prompts: 4, samples: 2, k: 2}
+train: %s
+eval: %s
 seeds: [1, 2]
 ablate:
   rollout.strategy: [flat, entropy_tree]
 variants:
   - name: a
     set: {rollout.params: {}}
-`, steps)
+`, train, eval)
 	path := filepath.Join(dir, "c.yaml")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -311,8 +331,12 @@ func (c cancelAfter) Step(config.Run, int, map[string]float64) {
 // Cancelling (Ctrl-C) stops the runs after the steps in flight commit;
 // running again resumes them and ends as an uninterrupted run does.
 func TestStopAndResume(t *testing.T) {
-	dir := t.TempDir()
-	f := testConfig(t, dir, 4)
+	t.Run("steps", func(t *testing.T) { stopAndResume(t, testConfig(t, t.TempDir(), 4)) })
+	t.Run("tokens", func(t *testing.T) { stopAndResume(t, tokenConfig(t, t.TempDir(), 500, 250)) })
+}
+
+func stopAndResume(t *testing.T, f *config.File) {
+	dir := filepath.Dir(f.Path)
 	stopped := filepath.Join(dir, "stopped.db")
 	st, err := tracking.Open(stopped, tracking.Options{KeepCheckpoints: 1, NoSync: true})
 	if err != nil {
@@ -331,4 +355,61 @@ func TestStopAndResume(t *testing.T) {
 	whole := filepath.Join(dir, "whole.db")
 	runInto(t, f, whole, 2)
 	sameSeries(t, "stopped and resumed vs uninterrupted", series(t, stopped), series(t, whole))
+}
+
+// With eval.every_tokens E, every run of every variant is evaluated at
+// token marks 0, E, 2E, … (eval/tokens_mark), the same in every run, each
+// at a step whose cumulative tokens are at most the mark and within one
+// group's longest cost of it; the runs end at total_tokens, evaluated, and
+// spend it to within one group.
+func TestEvalAtTokenMarks(t *testing.T) {
+	const total, every = 900, 300
+	dir := t.TempDir()
+	f := tokenConfig(t, dir, total, every)
+	path := filepath.Join(dir, "marks.db")
+	if s := runInto(t, f, path, 2); s.Finished != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+	byVariant := map[string]bool{}
+	for _, r := range f.Runs() {
+		tk, err := task.New(r.Config.Task.Name, r.Config.Task.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := search.NewStrategy(r.Config.Rollout.Strategy, r.Config.Rollout.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gm, _ := search.MaxGroupTokens(st, tk.MaxResponseLen()+1, 0)
+		if gm > every {
+			t.Fatalf("%s: a group may cost %d tokens, more than every_tokens", r.Variant, gm)
+		}
+		byVariant[r.Config.Rollout.Strategy] = true
+		rows := series(t, path)[r.ID]
+		var marks []float64
+		for i, m := range rows {
+			mark, hasMark := m["eval/tokens_mark"]
+			_, evaluated := m["eval/acc"]
+			if hasMark && !evaluated {
+				t.Errorf("run %s step %d: a mark without an evaluation", r.ID, i)
+			}
+			if !hasMark {
+				continue
+			}
+			if tok := m["tokens"]; tok > mark || mark-tok >= float64(gm) {
+				t.Errorf("run %s step %d: mark %v at %v tokens, want within one group (%d) below", r.ID, i, mark, tok, gm)
+			}
+			marks = append(marks, mark)
+		}
+		if !slices.Equal(marks, []float64{0, every, 2 * every, 3 * every}) {
+			t.Errorf("run %s (%s): marks %v, want 0, %d, %d, %d", r.ID, r.Variant, marks, every, 2*every, 3*every)
+		}
+		last := rows[len(rows)-1]
+		if _, ok := last["eval/acc"]; !ok || last["tokens"] > total || total-last["tokens"] >= float64(gm) || last["budget/unspent"] != total-last["tokens"] {
+			t.Errorf("run %s: ends at %v tokens (unspent %v, evaluated %v), want ≤ %d within one group (%d)", r.ID, last["tokens"], last["budget/unspent"], ok, total, gm)
+		}
+	}
+	if len(byVariant) != 2 {
+		t.Fatalf("strategies %v, want flat and entropy_tree", byVariant)
+	}
 }
