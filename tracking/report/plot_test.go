@@ -1,4 +1,4 @@
-package tracking
+package report
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 func TestCurves(t *testing.T) {
@@ -18,11 +20,11 @@ func TestCurves(t *testing.T) {
 		{XStep, 0, -9.25},
 		{XStep, 1, 100.75},
 		{XTokens, 100, -9.25},
-		{XTokens, 150, 45.75}, // halfway between v−10 and v+100
+		{XTokens, 200, 100.75},
 		{XTokens, 300, 0.75},
 	}
 	for _, tc := range tests {
-		curves, err := s.Curves("cmp", PlotOptions{Metric: "reward/mean", X: tc.x, Points: 5})
+		curves, err := Curves(s, "cmp", PlotOptions{Metric: "reward/mean", X: tc.x, Points: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,9 +47,36 @@ func TestCurves(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no point at %v in %v", tc.x, tc.at, c.X)
 		}
+		// On the tokens axis the points are the evaluation marks.
+		if tc.x == XTokens && (!c.Marks || len(c.X) != 3) {
+			t.Errorf("tokens axis: marks %v, points at %v; want the 3 marks", c.Marks, c.X)
+		}
 	}
-	if _, err := s.Curves("cmp", PlotOptions{Metric: "nope"}); err == nil {
+	if _, err := Curves(s, "cmp", PlotOptions{Metric: "nope"}); err == nil {
 		t.Error("a metric no run recorded plotted")
+	}
+}
+
+// Runs whose token counts differ (a metric recorded every step) are
+// interpolated onto a grid over the range all cover, without marks.
+func TestCurvesInterpolateOffMarks(t *testing.T) {
+	s := newStore(t)
+	s.PutExperiment(tracking.Experiment{Name: "e"})
+	for i, tokens := range [][]int64{{100, 200}, {100, 300}} {
+		id := string(rune('a' + i))
+		addRun(t, s, "e", id, "v", int64(i), "")
+		for step, tk := range tokens {
+			commit(t, s, id, step, tk, map[string]float64{"m": float64(tk)})
+		}
+		finish(t, s, id)
+	}
+	curves, err := Curves(s, "e", PlotOptions{Metric: "m", X: XTokens, Points: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := curves[0]
+	if c.Marks || len(c.X) != 3 || c.X[1] != 150 || c.Mean[1] != 150 || c.N[1] != 2 {
+		t.Errorf("curve %+v", c)
 	}
 }
 
@@ -59,7 +88,7 @@ func TestSavePlot(t *testing.T) {
 	}
 	for _, name := range []string{"p.png", "p.svg"} {
 		path := filepath.Join(dir, name)
-		if err := s.SavePlot("cmp", path, PlotOptions{Metric: "reward/mean", X: XTokens}); err != nil {
+		if err := SavePlot(s, "cmp", path, PlotOptions{Metric: "reward/mean", X: XTokens}); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)
@@ -77,7 +106,7 @@ func TestSavePlot(t *testing.T) {
 			t.Errorf("%s: root %v, %v", name, root.XMLName, err)
 		}
 	}
-	if err := s.SavePlot("cmp", filepath.Join(dir, "p.gif"), PlotOptions{Metric: "reward/mean"}); err == nil || !strings.Contains(err.Error(), ".gif") {
+	if err := SavePlot(s, "cmp", filepath.Join(dir, "p.gif"), PlotOptions{Metric: "reward/mean"}); err == nil || !strings.Contains(err.Error(), ".gif") {
 		t.Errorf("gif: %v", err)
 	}
 }
