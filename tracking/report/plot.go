@@ -70,9 +70,9 @@ type xySeries struct{ x, y []float64 }
 
 // Curves computes the per-variant mean curves with their 95% bands. On the
 // step axis each point averages the runs that recorded that step. On the
-// tokens axis, when the variant's runs recorded the metric at the same
-// token counts (evaluation marks; a run still running has a prefix of
-// them) each point averages the runs at one mark; otherwise, and on the
+// tokens axis, when the variant's runs recorded the metric at shared token
+// counts (evaluation marks, see sharedMarks) each point averages the runs
+// at one mark; otherwise, and on the
 // time axis, each run is linearly interpolated onto a grid over the range
 // every run covers. Runs of one variant with different configs are an
 // error, never pooled.
@@ -149,21 +149,48 @@ func readXY(src Source, runs []tracking.Run, opts PlotOptions) ([]xySeries, erro
 	return out, nil
 }
 
-// sharedMarks returns the x values of the longest series when every
-// series' x values are a prefix of them.
+// sharedMarks returns the x values every run covering them recorded (a
+// run covers the range from its first to its last x), when they are at
+// least two and more than half of each run's points: the evaluation marks
+// of runs evaluated at the same token counts, a run still running having
+// fewer of them and a final off-mark evaluation left out.
 func sharedMarks(series []xySeries) ([]float64, bool) {
-	longest := series[0].x
-	for _, p := range series[1:] {
-		if len(p.x) > len(longest) {
-			longest = p.x
+	var union []float64
+	for _, p := range series {
+		union = append(union, p.x...)
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	var shared []float64
+	for _, x := range union {
+		ok := true
+		for _, p := range series {
+			if x >= p.x[0] && x <= p.x[len(p.x)-1] {
+				if _, found := slices.BinarySearch(p.x, x); !found {
+					ok = false
+					break
+				}
+			}
+		}
+		if ok {
+			shared = append(shared, x)
 		}
 	}
+	if len(shared) < 2 {
+		return nil, false
+	}
 	for _, p := range series {
-		if !slices.Equal(p.x, longest[:len(p.x)]) {
+		in := 0
+		for _, x := range slices.Compact(slices.Clone(p.x)) {
+			if _, found := slices.BinarySearch(shared, x); found {
+				in++
+			}
+		}
+		if 2*in <= len(slices.Compact(slices.Clone(p.x))) {
 			return nil, false
 		}
 	}
-	return slices.Compact(slices.Clone(longest)), true
+	return shared, true
 }
 
 // curve averages one variant's series.

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +78,27 @@ func TestCurvesInterpolateOffMarks(t *testing.T) {
 	c := curves[0]
 	if c.Marks || len(c.X) != 3 || c.X[1] != 150 || c.Mean[1] != 150 || c.N[1] != 2 {
 		t.Errorf("curve %+v", c)
+	}
+}
+
+func TestSharedMarks(t *testing.T) {
+	xy := func(xs ...float64) xySeries { return xySeries{x: xs, y: xs} }
+	tests := []struct {
+		name   string
+		series []xySeries
+		want   []float64
+	}{
+		{"same marks", []xySeries{xy(0, 10, 20), xy(0, 10, 20)}, []float64{0, 10, 20}},
+		{"one still running", []xySeries{xy(0, 10, 20), xy(0, 10)}, []float64{0, 10, 20}},
+		{"final evaluation off the marks", []xySeries{xy(0, 10, 20, 25), xy(0, 10, 20, 23)}, []float64{0, 10, 20, 25}},
+		{"every step, different counts", []xySeries{xy(3, 7, 12, 18), xy(4, 9, 13, 17)}, nil},
+		{"one point", []xySeries{xy(5)}, nil},
+	}
+	for _, tc := range tests {
+		got, ok := sharedMarks(tc.series)
+		if !slices.Equal(got, tc.want) || ok != (tc.want != nil) {
+			t.Errorf("%s: %v %v, want %v", tc.name, got, ok, tc.want)
+		}
 	}
 }
 
