@@ -188,7 +188,7 @@ func recordedConfigs(tx *bolt.Tx, prev Experiment) (map[string]string, []Variant
 
 // mergeExperiment checks e against the experiment prev recorded under the
 // same name and returns the record to store: the variants and configs of
-// both (e's order first). It fails with a *ConfigConflictError when a
+// both (prev's variants first, then e's new ones). It fails with a *ConfigConflictError when a
 // variant of e has a config other than the recorded one, or when prev is a
 // record without variant configs whose runs already mix two configs under
 // one variant (such an experiment cannot be extended; a new name can).
@@ -222,10 +222,17 @@ func mergeExperiment(tx *bolt.Tx, prev, e Experiment) (Experiment, error) {
 	if len(merged) > 0 {
 		e.Configs = merged
 	}
-	for _, v := range prev.Variants {
-		if !slices.Contains(e.Variants, v) {
-			e.Variants = append(e.Variants, v)
+	// The recorded order first: the first variant is reports' default
+	// baseline, which new variants do not displace.
+	variants := slices.Clone(prev.Variants)
+	for _, v := range e.Variants {
+		if !slices.Contains(variants, v) {
+			variants = append(variants, v)
 		}
+	}
+	e.Variants = variants
+	if e.Baseline == "" {
+		e.Baseline = prev.Baseline
 	}
 	e.Created = prev.Created
 	return e, nil

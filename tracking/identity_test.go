@@ -50,7 +50,7 @@ func TestPutExperimentIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	e, _ := s.Experiment("e")
-	if !reflect.DeepEqual(e.Variants, []string{"tree", "flat"}) || len(e.Configs) != 2 || e.Config != "v2" {
+	if !reflect.DeepEqual(e.Variants, []string{"flat", "tree"}) || len(e.Configs) != 2 || e.Config != "v2" {
 		t.Errorf("extended experiment %+v", e)
 	}
 	before, _ := s.dump()

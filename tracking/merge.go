@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -241,12 +240,6 @@ func mergeExperimentInto(tx *bolt.Tx, b *bolt.Bucket, old []byte, e Experiment) 
 		return err
 	}
 	merged.Config = prev.Config
-	merged.Variants = slices.Clone(prev.Variants)
-	for _, v := range e.Variants {
-		if !slices.Contains(merged.Variants, v) {
-			merged.Variants = append(merged.Variants, v)
-		}
-	}
 	if reflect.DeepEqual(merged, prev) {
 		return nil
 	}

@@ -21,6 +21,9 @@ type Experiment struct {
 	// one set of variant configs. Records written before configs were kept
 	// have none; PutExperiment fills them from the experiment's runs.
 	Configs map[string]string `json:"variant_configs,omitempty"`
+	// Baseline is the variant reports compare against by default (the
+	// config's baseline:); empty means the first of Variants.
+	Baseline string `json:"baseline,omitempty"`
 	// Created is when the experiment was first put in the store.
 	Created time.Time `json:"created"`
 }

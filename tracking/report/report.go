@@ -50,7 +50,8 @@ type Options struct {
 	// At says which value of each run is taken; the zero value is final.
 	At At
 	// Baseline is the variant the others are tested against; empty means
-	// the experiment's first variant (in config order, else by name).
+	// the experiment's recorded baseline if it has runs, else its first
+	// variant (in config order, else by name).
 	Baseline string
 	// Minimize says whether lower is better for a metric, for At best;
 	// nil means higher is better for every metric.
@@ -127,6 +128,9 @@ func Build(src Source, experiment string, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	baseline := opts.Baseline
+	if baseline == "" && slices.ContainsFunc(variants, func(v variantRuns) bool { return v.Name == exp.Baseline }) {
+		baseline = exp.Baseline
+	}
 	bi := slices.IndexFunc(variants, func(v variantRuns) bool { return v.Name == baseline })
 	switch {
 	case baseline == "":

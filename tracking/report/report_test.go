@@ -184,6 +184,13 @@ func TestReportOptions(t *testing.T) {
 	if err != nil || strings.Join(rep.Metrics, " ") != "other reward/mean train_flops" {
 		t.Errorf("no default metrics: %v %v", rep.Metrics, err)
 	}
+	// The experiment's recorded baseline (the config's baseline:).
+	if err := s.PutExperiment(tracking.Experiment{Name: "cmp", Baseline: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := Build(s, "cmp", Options{Metrics: []string{"reward/mean"}}); err != nil || rep.Baseline != "other" || rep.Rows[0].Variant != "other" {
+		t.Errorf("recorded baseline: %v", err)
+	}
 	errs := []struct {
 		exp  string
 		opts Options
