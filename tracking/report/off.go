@@ -22,11 +22,13 @@ type offPoints struct {
 	minStep  int
 	minFLOPs float64
 	finished bool
+	// tokens says whether marks are counted (for an At tokens report).
+	tokens bool
 }
 
-func newOffPoints() *offPoints {
+func newOffPoints(kind AtKind) *offPoints {
 	return &offPoints{off: map[string][]offRun{}, marks: map[string]map[int64]int{}, runs: map[string]int{},
-		minStep: math.MaxInt, minFLOPs: math.Inf(1)}
+		minStep: math.MaxInt, minFLOPs: math.Inf(1), tokens: kind == AtTokens}
 }
 
 type offRun struct {
@@ -41,6 +43,13 @@ func (o *offPoints) add(metric string, r tracking.Run, why string) {
 
 // note records what run r has of a metric.
 func (o *offPoints) note(metric string, s *tracking.Series, r tracking.Run) {
+	if r.Status == tracking.StatusFinished {
+		o.finished = true
+		o.minStep = min(o.minStep, r.LastStep)
+	}
+	if !o.tokens {
+		return
+	}
 	if o.marks[metric] == nil {
 		o.marks[metric] = map[int64]int{}
 	}
@@ -49,10 +58,6 @@ func (o *offPoints) note(metric string, s *tracking.Series, r tracking.Run) {
 		if i == 0 || s.Tokens[i-1] != t {
 			o.marks[metric][t]++
 		}
-	}
-	if r.Status == tracking.StatusFinished {
-		o.finished = true
-		o.minStep = min(o.minStep, r.LastStep)
 	}
 }
 

@@ -147,7 +147,7 @@ func Build(src Source, experiment string, opts Options) (*Report, error) {
 	variants = append([]variantRuns{base}, slices.Delete(variants, bi, bi+1)...)
 
 	rep := &Report{Experiment: experiment, At: opts.At, Baseline: baseline, Metrics: metrics}
-	off := newOffPoints()
+	off := newOffPoints(opts.At.Kind)
 	for _, v := range variants {
 		row, err := buildRow(src, v, metrics, &opts, off)
 		if err != nil {
