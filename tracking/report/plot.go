@@ -59,9 +59,9 @@ type Curve struct {
 	X            []float64
 	Mean, Lo, Hi []float64
 	N            []int
-	// Marks is true when the points are the runs' own x values (steps, or
-	// the token marks all the variant's runs were evaluated at) rather
-	// than a grid the runs were interpolated onto; plots mark each point.
+	// Marks is true on the tokens axis when the points are the evaluation
+	// marks the variant's runs share (see sharedMarks) rather than a grid
+	// the runs were interpolated onto; plots draw a marker at each point.
 	Marks bool
 }
 
@@ -71,11 +71,10 @@ type xySeries struct{ x, y []float64 }
 // Curves computes the per-variant mean curves with their 95% bands. On the
 // step axis each point averages the runs that recorded that step. On the
 // tokens axis, when the variant's runs recorded the metric at shared token
-// counts (evaluation marks, see sharedMarks) each point averages the runs
-// at one mark; otherwise, and on the
-// time axis, each run is linearly interpolated onto a grid over the range
-// every run covers. Runs of one variant with different configs are an
-// error, never pooled.
+// counts (evaluation marks, see sharedMarks), each point averages the runs
+// at one mark; otherwise, and on the time axis, each run is linearly
+// interpolated onto a grid over the range every run covers. Runs of one
+// variant with different configs are an error, never pooled.
 func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 	if opts.Metric == "" {
 		return nil, fmt.Errorf("plot: no metric given")
