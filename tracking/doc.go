@@ -1,8 +1,17 @@
 // Package tracking is rollout's experiment store: experiments, runs, metric
 // series per step, every rollout group (trees, filtered groups, tokens,
 // log-probs, entropies, rewards, advantages) and checkpoints, in one bbolt
-// file; with queries, export (JSON lines, CSV), merge and compaction, and
-// comparison reports (tables with t-intervals and t-tests, plots).
+// file; with queries, export (JSON lines, CSV), merge and compaction.
+// Comparison reports and plots read it from package tracking/report.
+//
+// # Experiments
+//
+// An experiment name in a store stands for one set of variants, each with
+// one resolved configuration (Experiment.Configs): PutExperiment accepts
+// more seeds and new variants under the name, and refuses another config
+// for a recorded variant with a *ConfigConflictError naming each differing
+// key (DiffConfigs), so that no experiment mixes two settings. Merge
+// applies the same rule.
 //
 // # Writing
 //

@@ -10,9 +10,8 @@ import (
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// Example writes two variants × three seeds and prints the comparison.
-// By hand: flat 0.43 ± 4.303·0.03/√3 = 0.0745; paired differences 0.12,
-// 0.09, 0.07 give t = 6.42 on 2 df, p = 0.023.
+// Example writes two variants × three seeds and reads their evaluation
+// series back (package report compares them).
 func Example() {
 	dir, _ := os.MkdirTemp("", "tracking-example")
 	defer os.RemoveAll(dir)
@@ -53,17 +52,16 @@ func Example() {
 		return
 	}
 	defer reader.Close()
-	report, err := reader.Report("quickstart", tracking.ReportOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
+	runs, _ := reader.Runs("quickstart")
+	for _, r := range runs {
+		acc, _ := reader.Series(r.ID, "eval/acc")
+		fmt.Printf("%s seed %d: eval/acc %v at %v tokens\n", r.Variant, r.Seed, acc.Values, acc.Tokens)
 	}
-	report.Write(os.Stdout, tracking.FormatMarkdown)
 	// Output:
-	// quickstart at final: mean ± 95% t-interval over seeds; p: two-sided t-test of each variant against flat (paired over shared seeds, Welch otherwise).
-	//
-	// |   variant    | n |    eval/acc     |      p       |
-	// |:-------------|--:|----------------:|-------------:|
-	// | flat         | 3 | 0.4300 ± 0.0745 |     baseline |
-	// | entropy_tree | 3 | 0.5233 ± 0.0625 | 0.023 paired |
+	// entropy_tree seed 0: eval/acc [0.26 0.52] at [1000 2000] tokens
+	// entropy_tree seed 1: eval/acc [0.275 0.55] at [1000 2000] tokens
+	// entropy_tree seed 2: eval/acc [0.25 0.5] at [1000 2000] tokens
+	// flat seed 0: eval/acc [0.2 0.4] at [1000 2000] tokens
+	// flat seed 1: eval/acc [0.23 0.46] at [1000 2000] tokens
+	// flat seed 2: eval/acc [0.215 0.43] at [1000 2000] tokens
 }

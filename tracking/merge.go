@@ -1,10 +1,12 @@
 package tracking
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,7 +21,9 @@ type MergeStats struct {
 	Unchanged int
 }
 
-// MergeFrom folds src into s. An experiment missing from s is copied; a
+// MergeFrom folds src into s. An experiment missing from s is copied; one
+// s has gains src's variants, whose configs must match s's (else the merge
+// fails with a *ConfigConflictError before copying that experiment's runs); a
 // run is copied (with all its steps, groups and checkpoints) when s lacks
 // it or src has it further along: more steps, or as many and a later
 // state (finished > failed > running). Otherwise s keeps its own. Merging
@@ -35,13 +39,26 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 		return st, fmt.Errorf("merge from %s: %w", src.path, err)
 	}
 	for _, e := range exps {
+		if e.Configs == nil { // a record from before configs were kept
+			err := src.view(func(tx *bolt.Tx) error {
+				configs, conflicts, err := recordedConfigs(tx, e)
+				if len(conflicts) == 0 && len(configs) > 0 {
+					e.Configs = configs
+				}
+				return err
+			})
+			if err != nil {
+				return st, fmt.Errorf("merge experiment %q from %s: %w", e.Name, src.path, err)
+			}
+		}
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			b := tx.Bucket([]byte(bucketExperiments))
-			if b.Get([]byte(e.Name)) != nil {
-				return nil
+			old := b.Get([]byte(e.Name))
+			if old == nil {
+				st.Experiments++
+				return putJSON(b, e.Name, e)
 			}
-			st.Experiments++
-			return putJSON(b, e.Name, e)
+			return mergeExperimentInto(tx, b, old, e)
 		})
 		if err != nil {
 			return st, fmt.Errorf("merge experiment %q from %s: %w", e.Name, src.path, err)
@@ -208,4 +225,23 @@ func Compact(path string, opts Options) (before, after int64, err error) {
 		return 0, 0, fmt.Errorf("compact %s: replacing the store: %w", path, err)
 	}
 	return before, after, nil
+}
+
+// mergeExperimentInto adds src's experiment record e to the one s holds
+// (old): its new variants and their configs, after s's own. s's config
+// text and creation time are kept; an unchanged record is not rewritten.
+func mergeExperimentInto(tx *bolt.Tx, b *bolt.Bucket, old []byte, e Experiment) error {
+	var prev Experiment
+	if err := json.Unmarshal(old, &prev); err != nil {
+		return fmt.Errorf("decoding: %w", err)
+	}
+	merged, err := mergeExperiment(tx, prev, e)
+	if err != nil {
+		return err
+	}
+	merged.Config = prev.Config
+	if reflect.DeepEqual(merged, prev) {
+		return nil
+	}
+	return putJSON(b, prev.Name, merged)
 }

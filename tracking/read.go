@@ -2,6 +2,7 @@ package tracking
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -95,28 +96,10 @@ func (s *Store) Runs(experiment string) ([]Run, error) {
 		})
 	})
 	slices.SortFunc(out, func(a, b Run) int {
-		if c := strings.Compare(a.Experiment, b.Experiment); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Variant, b.Variant); c != 0 {
-			return c
-		}
-		if a.Seed != b.Seed {
-			return cmpInt(a.Seed, b.Seed)
-		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(a.Experiment, b.Experiment), cmp.Compare(a.Variant, b.Variant),
+			cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.ID, b.ID))
 	})
 	return out, err
-}
-
-func cmpInt[T int | int64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // FindRuns resolves a reference as a command line gives it: a run id, a
@@ -245,6 +228,12 @@ func (s *Store) Series(runID, metric string) (Series, error) {
 		return Series{}, err
 	}
 	return out[0], nil
+}
+
+// MetricSeries reads several metrics of a run in one scan: one Series per
+// name, in the order given (empty for a metric the run did not record).
+func (s *Store) MetricSeries(runID string, metrics []string) ([]Series, error) {
+	return s.seriesMany(runID, metrics)
 }
 
 // seriesMany reads several metrics of a run in one scan.

@@ -6,7 +6,8 @@ import (
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// Experiment is a named set of runs made from one configuration file.
+// Experiment is a named set of runs made from one configuration file: its
+// variants, each with one resolved configuration, run under any seeds.
 type Experiment struct {
 	// Name identifies the experiment in the store.
 	Name string `json:"name"`
@@ -15,6 +16,14 @@ type Experiment struct {
 	// Variants lists the variant names in configuration order; the first is
 	// the default baseline of reports. It may be empty (then names sort).
 	Variants []string `json:"variants,omitempty"`
+	// Configs maps each variant's name to its resolved configuration text
+	// (as Run.Config holds it): an experiment name in a store stands for
+	// one set of variant configs. Records written before configs were kept
+	// have none; PutExperiment fills them from the experiment's runs.
+	Configs map[string]string `json:"variant_configs,omitempty"`
+	// Baseline is the variant reports compare against by default (the
+	// config's baseline:); empty means the first of Variants.
+	Baseline string `json:"baseline,omitempty"`
 	// Created is when the experiment was first put in the store.
 	Created time.Time `json:"created"`
 }

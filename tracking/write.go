@@ -15,8 +15,13 @@ import (
 // are filled completely since no key is ever inserted before another.
 const appendFill = 1.0
 
-// PutExperiment adds an experiment, or updates its config and variant list
-// when it exists (its creation time is kept).
+// PutExperiment adds an experiment, or extends the one of that name: new
+// variants and their configs are added, the config text is replaced and
+// the creation time kept. A variant already recorded must come with the
+// same resolved config (compared key by key, see DiffConfigs), else
+// nothing is written and the error is a *ConfigConflictError: more seeds
+// and new variants extend an experiment, other settings make a new one.
+// An experiment recorded without variant configs takes those of its runs.
 func (s *Store) PutExperiment(e Experiment) error {
 	if e.Name == "" {
 		return fmt.Errorf("put experiment: empty name")
@@ -28,7 +33,10 @@ func (s *Store) PutExperiment(e Experiment) error {
 			if err := json.Unmarshal(old, &prev); err != nil {
 				return fmt.Errorf("experiment %q: decoding: %w", e.Name, err)
 			}
-			e.Created = prev.Created
+			var err error
+			if e, err = mergeExperiment(tx, prev, e); err != nil {
+				return err
+			}
 		}
 		if e.Created.IsZero() {
 			e.Created = time.Now().UTC()

@@ -172,9 +172,38 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	if code != 0 || !strings.Contains(out, "4 already done") {
 		t.Fatalf("rerun: exit %d\n%s", code, out)
 	}
+	// Another setting under the same name is refused, before anything is
+	// written, naming the key with both values.
+	code, out, e = rollout(t, "run", cfg, "--store", store, "--cache", dir, "--set", "train.total_tokens=3000")
+	for _, want := range []string{`variant "strategy=flat": train.total_tokens is 0 in the store, 3000 now`, `variant "strategy=random_tree"`, "give the config a new name: to make a new experiment, or use another --store"} {
+		if code != 2 || !strings.Contains(e, want) {
+			t.Errorf("rerun with another setting: exit %d, stderr lacks %q:\n%s%s", code, want, out, e)
+		}
+	}
 	code, out, _ = rollout(t, "ls", "--store", store)
 	if code != 0 || strings.Count(out, "finished") != 4 {
 		t.Fatalf("ls:\n%s", out)
+	}
+	// Reports on exact axes: every output names its axis; a point between
+	// token marks or beyond the runs is an error, not a clamp.
+	for _, tc := range []struct {
+		at   string
+		code int
+		want string
+	}{
+		{"tokens:0", 0, "cli at 0 sampled tokens (evaluation mark): mean ± 95% t-interval"},
+		{"step:2", 0, "cli at step 2 (equal optimizer updates)"},
+		{"final", 0, "cli at the end of each run"},
+		{"tokens:1", 2, `at tokens:1: metric "eval/acc": run `},
+		{"tokens:1", 2, "token marks where every run has a row of eval/acc: 0"},
+		{"tokens:99999999", 2, "sampled tokens (and 3 more runs); token marks where every run has a row of eval/acc: 0"},
+		{"step:9999", 2, "ended at step 2 (and 3 more runs); every finished run reaches step 2"},
+		{"train_flops:1e30", 2, "at train_flops:1e+30"},
+	} {
+		code, out, e := rollout(t, "report", "cli", "--store", store, "--metric", "eval/acc", "--at", tc.at, "--format", "markdown")
+		if code != tc.code || !strings.Contains(out+e, tc.want) {
+			t.Errorf("report --at %s: exit %d, want %d and %q in\n%s%s", tc.at, code, tc.code, tc.want, out, e)
+		}
 	}
 	code, out, _ = rollout(t, "report", "cli", "--store", store, "--format", "csv", "--metric", "eval/acc")
 	if code != 0 || !strings.Contains(out, "strategy=flat") {

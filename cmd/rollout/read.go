@@ -12,7 +12,25 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
 )
+
+// reportOptions are what rollout's reports default to: the metrics shown
+// without --metric, the metrics where lower is better (for --at best), and
+// the cumulative training-FLOP metric --at train_flops:F reads.
+func reportOptions() report.Options {
+	return report.Options{
+		DefaultMetrics: []string{"eval/acc", "reward/mean"},
+		Minimize:       lowerIsBetter,
+		FLOPsMetric:    "budget/train_flops_cum",
+	}
+}
+
+// lowerIsBetter says which metrics are minimised: losses, KL divergences
+// and timings.
+func lowerIsBetter(metric string) bool {
+	return strings.Contains(metric, "loss") || strings.Contains(metric, "kl") || strings.Contains(metric, "timing")
+}
 
 // openRead opens the store for a reading command: read-only, and while a
 // run is writing it, as a snapshot (the store says so).
@@ -75,7 +93,7 @@ func newReadCmds() []*cobra.Command {
 			if len(args) == 1 && len(runs) == 0 {
 				return usageError{fmt.Errorf("no experiment %q in %s", args[0], st.Path())}
 			}
-			return tracking.WriteRuns(cmd.OutOrStdout(), runs)
+			return report.WriteRuns(cmd.OutOrStdout(), runs)
 		},
 	}
 	storeFlag(ls)
@@ -100,23 +118,32 @@ func newReadCmds() []*cobra.Command {
 			if err == nil {
 				lp = &last
 			}
-			return tracking.WriteRunDetail(cmd.OutOrStdout(), r, lp)
+			return report.WriteRunDetail(cmd.OutOrStdout(), r, lp)
 		},
 	}
 	storeFlag(show)
 
 	var metrics []string
 	var at, baseline, format string
-	report := &cobra.Command{
-		Use:   "report EXPERIMENT [--metric M]... [--at final|best|step:N|tokens:T] [--baseline VARIANT] [--format table|markdown|csv|json]",
+	reportCmd := &cobra.Command{
+		Use:   "report EXPERIMENT [--metric M]... [--at final|best|step:N|tokens:T|train_flops:F] [--baseline VARIANT] [--format table|markdown|csv|json]",
 		Short: "Compare variants: mean ± 95% t-interval over seeds and a t-test against the baseline",
-		Args:  cobra.ExactArgs(1),
+		Long: `Compares the variants of an experiment at one point of each run (--at):
+  final          the end of each run
+  best           each run's best value
+  step:N         step N (equal optimizer updates); N beyond a finished run is an error
+  tokens:T       the evaluation at exactly T cumulative sampled tokens; a T at which a
+                 run has no row for a metric is an error listing the marks all runs have
+  train_flops:F  each run's last row with budget/train_flops_cum ≤ F
+Every output says which axis it compares on. Runs of a variant with different
+resolved configs are never pooled: the report refuses them.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := tracking.ParseAt(at)
+			a, err := report.ParseAt(at)
 			if err != nil {
 				return usageError{err}
 			}
-			f, err := tracking.ParseReportFormat(format)
+			f, err := report.ParseFormat(format)
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
@@ -125,27 +152,29 @@ func newReadCmds() []*cobra.Command {
 				return err
 			}
 			defer st.Close()
-			rep, err := st.Report(args[0], tracking.ReportOptions{Metrics: metrics, At: a, Baseline: baseline})
+			opts := reportOptions()
+			opts.Metrics, opts.At, opts.Baseline = metrics, a, baseline
+			rep, err := report.Build(st, args[0], opts)
 			if err != nil {
 				return usageError{err}
 			}
 			return rep.Write(cmd.OutOrStdout(), f)
 		},
 	}
-	report.Flags().StringArrayVar(&metrics, "metric", nil, "metric to report (repeatable; default eval/acc and reward/mean)")
-	report.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N or tokens:T")
-	report.Flags().StringVar(&baseline, "baseline", "", "variant to test against (default: the config's baseline)")
-	report.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
-	storeFlag(report)
+	reportCmd.Flags().StringArrayVar(&metrics, "metric", nil, "metric to report (repeatable; default eval/acc and reward/mean)")
+	reportCmd.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N, tokens:T or train_flops:F")
+	reportCmd.Flags().StringVar(&baseline, "baseline", "", "variant to test against (default: the config's baseline)")
+	reportCmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	storeFlag(reportCmd)
 
 	var metric, x, out string
 	var variants []string
 	plotCmd := &cobra.Command{
 		Use:   "plot EXPERIMENT --metric M [--x step|tokens|time] --out FILE.png|.svg",
-		Short: "Plot a metric per variant: mean over seeds with a 95% band",
+		Short: "Plot a metric per variant: mean over seeds with a 95% band (markers at token marks)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			xa, err := tracking.ParseXAxis(x)
+			xa, err := report.ParseXAxis(x)
 			if err != nil {
 				return usageError{fmt.Errorf("--x: %w", err)}
 			}
@@ -160,7 +189,7 @@ func newReadCmds() []*cobra.Command {
 				return err
 			}
 			defer st.Close()
-			if err := st.SavePlot(args[0], out, tracking.PlotOptions{Metric: metric, X: xa, Variants: variants}); err != nil {
+			if err := report.SavePlot(st, args[0], out, report.PlotOptions{Metric: metric, X: xa, Variants: variants}); err != nil {
 				return usageError{err}
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
@@ -288,7 +317,7 @@ func newReadCmds() []*cobra.Command {
 		},
 	}
 	storeFlag(compact)
-	return []*cobra.Command{ls, show, report, plotCmd, trees, export, merge, compact}
+	return []*cobra.Command{ls, show, reportCmd, plotCmd, trees, export, merge, compact}
 }
 
 // writeGroups prints groups as text (record.Group.WriteText, with the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
 )
 
 // storePath is --store, $ROLLOUT_STORE, or rollout.db in the working
@@ -85,14 +87,20 @@ the steps in flight commit. At the end it prints the comparison table (rollout r
 			})
 			view.finish()
 			pr.wait()
+			var conflict *tracking.ConfigConflictError
+			if errors.As(runErr, &conflict) {
+				return usageError{fmt.Errorf("%w in %s: nothing was run; give the config a new name: to make a new experiment, or use another --store", runErr, st.Path())}
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "experiment %s in %s: %d finished, %d already done, %d stopped, %d failed\n",
 				f.Name, st.Path(), sum.Finished, sum.Skipped, sum.Stopped, sum.Failed)
 			if ctx.Err() != nil {
 				fmt.Fprintln(out, "stopped: run the same command again to resume")
 			}
-			if rep, err := st.Report(f.Name, tracking.ReportOptions{Baseline: f.Baseline}); err == nil {
-				rep.Write(out, tracking.FormatTable)
+			opts := reportOptions()
+			opts.Baseline = f.Baseline
+			if rep, err := report.Build(st, f.Name, opts); err == nil {
+				rep.Write(out, report.FormatTable)
 			}
 			return runErr
 		},

@@ -93,11 +93,19 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 	if opts.Progress == nil {
 		opts.Progress = nopProgress{}
 	}
-	names := make([]string, len(f.Variants))
-	for i, v := range f.Variants {
-		names[i] = v.Name
+	// The experiment stands for its variants' resolved configs: the store
+	// refuses, before any run is written, variants that differ from those
+	// already recorded under the name (a *tracking.ConfigConflictError).
+	exp := tracking.Experiment{Name: f.Name, Config: f.Text, Baseline: f.Baseline, Configs: map[string]string{}}
+	for _, v := range f.Variants {
+		text, err := config.Marshal(v.Config)
+		if err != nil {
+			return sum, fmt.Errorf("variant %s: %w", v.Name, err)
+		}
+		exp.Variants = append(exp.Variants, v.Name)
+		exp.Configs[v.Name] = string(text)
 	}
-	if err := store.PutExperiment(tracking.Experiment{Name: f.Name, Config: f.Text, Variants: names}); err != nil {
+	if err := store.PutExperiment(exp); err != nil {
 		return sum, err
 	}
 	var runs []config.Run

@@ -3,10 +3,12 @@ package runner
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -411,5 +413,64 @@ func TestEvalAtTokenMarks(t *testing.T) {
 	}
 	if len(byVariant) != 2 {
 		t.Fatalf("strategies %v, want flat and entropy_tree", byVariant)
+	}
+}
+
+// An experiment name stands for one set of resolved variant configs: a
+// rerun with another setting is refused before anything is written; more
+// seeds and new variants are run into the same experiment.
+func TestExperimentIdentity(t *testing.T) {
+	dir := t.TempDir()
+	f := testConfig(t, dir, 1)
+	path := filepath.Join(dir, "s.db")
+	if s := runInto(t, f, path, 2); s.Finished != 4 {
+		t.Fatalf("first run: %+v", s)
+	}
+	load := func(overrides ...string) *config.File {
+		t.Helper()
+		g, err := config.Load(filepath.Join(dir, "c.yaml"), overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	before, _ := st.Runs("tiny-test")
+	exp, _ := st.Experiment("tiny-test")
+	if len(exp.Configs) != 2 || !strings.Contains(exp.Configs["a,strategy=flat"], "strategy: flat") {
+		t.Fatalf("recorded configs %v", exp.Configs)
+	}
+
+	_, err = Run(context.Background(), load("train.total_tokens=3000"), st, Options{Workers: 2, CacheDir: t.TempDir()})
+	var conflict *tracking.ConfigConflictError
+	if !errors.As(err, &conflict) || len(conflict.Conflicts) != 2 {
+		t.Fatalf("other config: %v", err)
+	}
+	if !strings.Contains(err.Error(), `variant "a,strategy=flat": train.total_tokens is 0 in the store, 3000 now`) {
+		t.Errorf("error does not name the key and values: %v", err)
+	}
+	after, _ := st.Runs("tiny-test")
+	if exp2, _ := st.Experiment("tiny-test"); len(after) != len(before) || !reflect.DeepEqual(exp, exp2) {
+		t.Errorf("a refused run wrote: %d runs, then %d", len(before), len(after))
+	}
+
+	// More seeds: only the new ones run.
+	sum, err := Run(context.Background(), load("seeds=[1, 2, 3]"), st, Options{Workers: 2, CacheDir: t.TempDir()})
+	if err != nil || sum.Finished != 2 || sum.Skipped != 4 {
+		t.Fatalf("more seeds: %+v, %v", sum, err)
+	}
+	// A new variant (another strategy): runs beside the others.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // register only
+	if _, err := Run(ctx, load(`variants=[{name: b, set: {rollout.params: {}}}]`), st, Options{CacheDir: t.TempDir()}); err != nil {
+		t.Fatalf("new variant: %v", err)
+	}
+	exp, _ = st.Experiment("tiny-test")
+	if len(exp.Configs) != 4 || len(exp.Variants) != 4 {
+		t.Errorf("after a new variant: %v", exp.Variants)
 	}
 }

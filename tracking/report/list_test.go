@@ -1,16 +1,18 @@
-package tracking
+package report
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 func TestWriteRunsAndDetail(t *testing.T) {
-	s, _ := newStore(t, Options{NoSync: true})
-	addRun(t, s, "exp", "0123456789abcdef", "flat", 4)
-	s.CommitStep("0123456789abcdef", StepRecord{Step: 0, Tokens: 640, Metrics: map[string]float64{"reward/mean": 0.5, "eval/acc": 0.25}})
-	s.EndRun("0123456789abcdef", StatusFailed, "out of memory")
+	s := newStore(t)
+	addRun(t, s, "exp", "0123456789abcdef", "flat", 4, "seed: 1\n")
+	commit(t, s, "0123456789abcdef", 0, 640, map[string]float64{"reward/mean": 0.5, "eval/acc": 0.25})
+	s.EndRun("0123456789abcdef", tracking.StatusFailed, "out of memory")
 	runs, _ := s.Runs("")
 	var buf bytes.Buffer
 	if err := WriteRuns(&buf, runs); err != nil {

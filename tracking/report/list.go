@@ -1,4 +1,4 @@
-package tracking
+package report
 
 import (
 	"fmt"
@@ -9,12 +9,14 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // WriteRuns prints runs as a terminal table (what `rollout ls` shows): id
 // (first 12 characters), experiment, variant, seed, status, progress,
 // sampled tokens, wall time and start.
-func WriteRuns(w io.Writer, runs []Run) error {
+func WriteRuns(w io.Writer, runs []tracking.Run) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignLeft, PerColumn: []tw.Align{
@@ -42,7 +44,7 @@ func WriteRuns(w io.Writer, runs []Run) error {
 }
 
 // progress is "done/total" steps, or the count done when the total is unknown.
-func progress(r Run) string {
+func progress(r tracking.Run) string {
 	if r.TotalSteps > 0 {
 		return fmt.Sprintf("%d/%d", r.LastStep+1, r.TotalSteps)
 	}
@@ -52,7 +54,7 @@ func progress(r Run) string {
 // WriteRunDetail prints one run (what `rollout show RUN` shows): its
 // record, the metrics of its last step when last is not nil, and its
 // resolved config.
-func WriteRunDetail(w io.Writer, r Run, last *StepMetrics) error {
+func WriteRunDetail(w io.Writer, r tracking.Run, last *tracking.StepMetrics) error {
 	end := "—"
 	if !r.End.IsZero() {
 		end = r.End.Local().Format(time.DateTime)

@@ -1,0 +1,367 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report/stats"
+)
+
+// XAxis is what a plot's horizontal axis shows.
+type XAxis string
+
+// Horizontal axes of plots.
+const (
+	XStep   XAxis = "step"
+	XTokens XAxis = "tokens"
+	XTime   XAxis = "time"
+)
+
+// ParseXAxis checks an axis name.
+func ParseXAxis(s string) (XAxis, error) {
+	switch x := XAxis(s); x {
+	case XStep, XTokens, XTime:
+		return x, nil
+	}
+	return "", fmt.Errorf("--x %q: want step, tokens or time", s)
+}
+
+// PlotOptions configure a plot of one metric of an experiment.
+type PlotOptions struct {
+	Metric string
+	// X is the horizontal axis; empty means step.
+	X XAxis
+	// Variants restricts the plot to these variants (all when empty).
+	Variants []string
+	// Points is the number of grid points a tokens or time axis is sampled
+	// at (seeds are interpolated onto a shared grid); 0 means 200.
+	Points int
+	// Title defaults to "EXPERIMENT: METRIC".
+	Title string
+	// Width and Height of the image; 0 means 16 cm × 10 cm.
+	Width, Height vg.Length
+}
+
+// Curve is one variant's line: the mean over seeds at each x, with the
+// 95% t-interval (Lo = Hi = Mean where fewer than two seeds cover x).
+type Curve struct {
+	Variant      string
+	X            []float64
+	Mean, Lo, Hi []float64
+	N            []int
+	// Marks is true on the tokens axis when the points are the evaluation
+	// marks the variant's runs share (see sharedMarks) rather than a grid
+	// the runs were interpolated onto; plots draw a marker at each point.
+	Marks bool
+}
+
+// xySeries is one run's metric against the plot's x axis.
+type xySeries struct{ x, y []float64 }
+
+// Curves computes the per-variant mean curves with their 95% bands. On the
+// step axis each point averages the runs that recorded that step. On the
+// tokens axis, when the variant's runs recorded the metric at shared token
+// counts (evaluation marks, see sharedMarks), each point averages the runs
+// at one mark; otherwise, and on the time axis, each run is linearly
+// interpolated onto a grid over the range every run covers. Runs of one
+// variant with different configs are an error, never pooled.
+func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
+	if opts.Metric == "" {
+		return nil, fmt.Errorf("plot: no metric given")
+	}
+	if opts.X == "" {
+		opts.X = XStep
+	}
+	if _, err := ParseXAxis(string(opts.X)); err != nil {
+		return nil, err
+	}
+	if opts.Points <= 0 {
+		opts.Points = 200
+	}
+	exp, err := src.Experiment(experiment)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	runs, err := src.Runs(experiment)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	runs = slices.DeleteFunc(runs, func(r tracking.Run) bool {
+		return len(opts.Variants) > 0 && !slices.Contains(opts.Variants, r.Variant)
+	})
+	variants, err := byVariant(exp, runs)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	var curves []Curve
+	for _, v := range variants {
+		series, err := readXY(src, v.Runs, opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(series) > 0 {
+			curves = append(curves, curve(v.Name, series, opts))
+		}
+	}
+	if len(curves) == 0 {
+		return nil, fmt.Errorf("plot: no run of experiment %q recorded %q", experiment, opts.Metric)
+	}
+	return curves, nil
+}
+
+// readXY reads the metric of each run against the x axis, skipping runs
+// that did not record it.
+func readXY(src Source, runs []tracking.Run, opts PlotOptions) ([]xySeries, error) {
+	var out []xySeries
+	for _, r := range runs {
+		ss, err := src.MetricSeries(r.ID, []string{opts.Metric})
+		if err != nil {
+			return nil, fmt.Errorf("plot: %w", err)
+		}
+		ser := &ss[0]
+		if ser.Len() == 0 {
+			continue
+		}
+		p := xySeries{x: make([]float64, ser.Len()), y: ser.Values}
+		for i := range p.x {
+			switch opts.X {
+			case XStep:
+				p.x[i] = float64(ser.Steps[i])
+			case XTokens:
+				p.x[i] = float64(ser.Tokens[i])
+			case XTime:
+				p.x[i] = ser.Elapsed[i].Seconds()
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// sharedMarks returns the x values every run covering them recorded (a
+// run covers the range from its first to its last x), when they are at
+// least two and more than half of each run's points: the evaluation marks
+// of runs evaluated at the same token counts, a run still running having
+// fewer of them and a final off-mark evaluation left out.
+func sharedMarks(series []xySeries) ([]float64, bool) {
+	var union []float64
+	for _, p := range series {
+		union = append(union, p.x...)
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	var shared []float64
+	for _, x := range union {
+		ok := true
+		for _, p := range series {
+			if x >= p.x[0] && x <= p.x[len(p.x)-1] {
+				if _, found := slices.BinarySearch(p.x, x); !found {
+					ok = false
+					break
+				}
+			}
+		}
+		if ok {
+			shared = append(shared, x)
+		}
+	}
+	if len(shared) < 2 {
+		return nil, false
+	}
+	for _, p := range series {
+		in := 0
+		for _, x := range slices.Compact(slices.Clone(p.x)) {
+			if _, found := slices.BinarySearch(shared, x); found {
+				in++
+			}
+		}
+		if 2*in <= len(slices.Compact(slices.Clone(p.x))) {
+			return nil, false
+		}
+	}
+	return shared, true
+}
+
+// curve averages one variant's series.
+func curve(variant string, series []xySeries, opts PlotOptions) Curve {
+	c := Curve{Variant: variant}
+	var grid []float64
+	exact := true
+	switch marks, ok := sharedMarks(series); {
+	case opts.X == XStep:
+		for _, p := range series {
+			grid = append(grid, p.x...)
+		}
+		slices.Sort(grid)
+		grid = slices.Compact(grid)
+	case opts.X == XTokens && ok:
+		grid, c.Marks = marks, true
+	default:
+		// The range every seed covers, so each grid point's mean and
+		// band are over all of the variant's seeds.
+		exact = false
+		lo, hi := math.Inf(-1), math.Inf(1)
+		for _, p := range series {
+			lo, hi = math.Max(lo, p.x[0]), math.Min(hi, p.x[len(p.x)-1])
+		}
+		if hi < lo {
+			hi = lo
+		}
+		grid = make([]float64, opts.Points)
+		for i := range grid {
+			grid[i] = lo + (hi-lo)*float64(i)/float64(max(1, opts.Points-1))
+		}
+		grid = slices.Compact(grid)
+	}
+	vals := make([]float64, 0, len(series))
+	for _, x := range grid {
+		vals = vals[:0]
+		for _, p := range series {
+			if y, ok := sampleAt(p.x, p.y, x, exact); ok {
+				vals = append(vals, y)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		sum := stats.Summarize(vals)
+		c.X = append(c.X, x)
+		c.Mean = append(c.Mean, sum.Mean)
+		c.Lo = append(c.Lo, sum.Lo)
+		c.Hi = append(c.Hi, sum.Hi)
+		c.N = append(c.N, sum.N)
+	}
+	return c
+}
+
+// sampleAt returns y at x: exactly (exact) or by linear interpolation
+// within the series' range.
+func sampleAt(xs, ys []float64, x float64, exact bool) (float64, bool) {
+	i, found := slices.BinarySearch(xs, x)
+	if found {
+		return ys[i], true
+	}
+	if exact || i == 0 || i == len(xs) {
+		return 0, false
+	}
+	x0, x1 := xs[i-1], xs[i]
+	t := (x - x0) / (x1 - x0)
+	return ys[i-1] + t*(ys[i]-ys[i-1]), true
+}
+
+// Plot draws one line per variant (mean over seeds) with a shaded 95%
+// band, and a marker at each point of curves drawn at their marks.
+func Plot(src Source, experiment string, opts PlotOptions) (*plot.Plot, error) {
+	curves, err := Curves(src, experiment, opts)
+	if err != nil {
+		return nil, err
+	}
+	p := plot.New()
+	p.Title.Text = opts.Title
+	if p.Title.Text == "" {
+		p.Title.Text = experiment + ": " + opts.Metric
+	}
+	switch opts.X {
+	case XTokens:
+		p.X.Label.Text = "sampled tokens (cumulative; markers: evaluation marks)"
+	case XTime:
+		p.X.Label.Text = "wall time (s)"
+	default:
+		p.X.Label.Text = "step"
+	}
+	p.Y.Label.Text = opts.Metric
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Add(plotter.NewGrid())
+	for i, c := range curves {
+		col := plotutil.Color(i)
+		if band := bandPolygon(c); band != nil {
+			r, g, b, _ := col.RGBA()
+			band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
+			band.LineStyle.Width = 0
+			p.Add(band)
+		}
+		pts := make(plotter.XYs, len(c.X))
+		for j := range c.X {
+			pts[j].X, pts[j].Y = c.X[j], c.Mean[j]
+		}
+		line, err := plotter.NewLine(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", c.Variant, err)
+		}
+		line.Color = col
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		if !c.Marks {
+			p.Legend.Add(c.Variant, line)
+			continue
+		}
+		marks, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot %s: %w", c.Variant, err)
+		}
+		marks.GlyphStyle.Color = col
+		marks.GlyphStyle.Shape = plotutil.Shape(i)
+		marks.GlyphStyle.Radius = vg.Points(2.5)
+		p.Add(marks)
+		p.Legend.Add(c.Variant, line, marks)
+	}
+	return p, nil
+}
+
+// bandPolygon is the region between Lo and Hi, nil when there is none.
+func bandPolygon(c Curve) *plotter.Polygon {
+	var ring plotter.XYs
+	for j := range c.X {
+		if c.N[j] >= 2 {
+			ring = append(ring, plotter.XY{X: c.X[j], Y: c.Hi[j]})
+		}
+	}
+	for j := len(c.X) - 1; j >= 0; j-- {
+		if c.N[j] >= 2 {
+			ring = append(ring, plotter.XY{X: c.X[j], Y: c.Lo[j]})
+		}
+	}
+	if len(ring) < 4 {
+		return nil
+	}
+	poly, err := plotter.NewPolygon(ring)
+	if err != nil {
+		return nil
+	}
+	return poly
+}
+
+// SavePlot draws the plot and writes it to path as PNG or SVG, by the
+// file's extension.
+func SavePlot(src Source, experiment, path string, opts PlotOptions) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext != ".png" && ext != ".svg" {
+		return fmt.Errorf("plot %s: extension %q: want .png or .svg", path, ext)
+	}
+	p, err := Plot(src, experiment, opts)
+	if err != nil {
+		return err
+	}
+	w, h := opts.Width, opts.Height
+	if w <= 0 {
+		w = 16 * vg.Centimeter
+	}
+	if h <= 0 {
+		h = 10 * vg.Centimeter
+	}
+	if err := p.Save(w, h, path); err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	return nil
+}
