@@ -493,7 +493,3 @@ func appendInts(b []byte, xs []int, sep byte) []byte {
 	}
 	return b
 }
-
-// appendJSONFloat appends x as JSON (record.AppendJSONFloat; x is a
-// float64 whatever the bits).
-func appendJSONFloat(b []byte, x float64, _ int) []byte { return record.AppendJSONFloat(b, x) }

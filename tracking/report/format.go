@@ -11,6 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // Format is an output format of a report.
@@ -174,14 +176,7 @@ type jsonFloat float64
 
 // MarshalJSON writes the number, or null when it is NaN or infinite.
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.AppendInt(nil, int64(x), 10), nil
-	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+	return record.AppendJSONFloat(nil, float64(f)), nil
 }
 
 func (r *Report) writeJSON(w io.Writer) error {
