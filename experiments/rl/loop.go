@@ -55,9 +55,8 @@ type Setup struct {
 
 // Loop is a training run in progress.
 type Loop struct {
-	s         Setup
-	trainer   *policy.Trainer
-	estimator search.Estimator
+	s       Setup
+	trainer *policy.Trainer
 
 	// groupMax is the longest possible cost of one group in generated
 	// tokens (search.MaxGroupTokens), when a token limit needs it.
@@ -95,11 +94,10 @@ func New(s Setup) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	est, err := search.ByName(s.Train.Advantage)
-	if err != nil {
+	if _, err := search.ByName(s.Train.Advantage); err != nil {
 		return nil, err
 	}
-	l := &Loop{s: s, trainer: tr, estimator: est}
+	l := &Loop{s: s, trainer: tr}
 	if err := l.setGroupMax(); err != nil {
 		return nil, err
 	}
@@ -311,8 +309,7 @@ func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, sear
 			usage.PrefillTokens += g.Usage.PrefillTokens
 			usage.DecodeTokens += g.Usage.DecodeTokens
 			usage.FLOPs += g.Usage.FLOPs
-			if c.FilterGroups && allEqual(g.Rewards()) {
-				sg.Filtered = true
+			if sg.Filtered {
 				filtered++
 			} else {
 				kept = append(kept, sg)
@@ -389,47 +386,12 @@ func (l *Loop) updateFLOPs(batch []staleGroup) int64 {
 // generate draws n train prompts and generates, scores and computes the
 // advantages of their groups.
 func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
-	prompts := make([]task.Prompt, n)
-	req := search.Request{
-		Sampling:  l.s.Sampling,
-		EOS:       []int{policy.EOS},
-		MaxTokens: l.maxTokens(),
-		Budget:    l.s.Budget,
-		Seed:      l.s.Seed,
-		Step:      uint64(l.step),
-		FLOPs:     l.s.Policy.Config.ForwardFLOPs,
-	}
-	for i := range prompts {
-		idx := l.nextPrompt
+	indices := make([]int, n)
+	for i := range indices {
+		indices[i] = l.nextPrompt
 		l.nextPrompt++
-		p, err := l.s.Task.Prompt(task.Train, l.s.Seed, idx)
-		if err != nil {
-			return nil, fmt.Errorf("rl: %w", err)
-		}
-		ids, err := l.s.Tokenizer.EncodePrompt(p.Text)
-		if err != nil {
-			return nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
-		}
-		prompts[i] = p
-		req.Prompts = append(req.Prompts, search.Prompt{Tokens: ids, ID: uint64(idx), AnswerStart: AnswerStart(l.s.Task, l.s.Tokenizer, p)})
 	}
-	if l.s.Int8 {
-		req.Sampler = policy.NewEngine(l.s.Policy, policy.WithInt8())
-	} else {
-		req.Sampler = policy.NewEngine(l.s.Policy)
-	}
-	groups, err := l.s.Strategy.Generate(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("rl: generate: %w", err)
-	}
-	out := make([]ScoredGroup, len(groups))
-	for i, g := range groups {
-		if err := Score(l.s.Task, l.s.Reward, l.s.Tokenizer, prompts[i], g, l.estimator); err != nil {
-			return nil, err
-		}
-		out[i] = ScoredGroup{Group: g, Prompt: prompts[i]}
-	}
-	return out, nil
+	return l.s.Rollouts(ctx, l.step, task.Train, indices)
 }
 
 // Score rewards every leaf of a group — by the task's verifier, or by the

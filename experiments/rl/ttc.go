@@ -40,29 +40,25 @@ type TTCConfig struct {
 // majority vote and (when cfg.Tree is set) tree search at answer time, on
 // the first cfg.Prompts eval prompts.
 func TestTimeCompute(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
-	prompts := make([]task.Prompt, cfg.Prompts)
-	sp := make([]search.Prompt, cfg.Prompts)
-	for i := range prompts {
-		p, err := t.Prompt(task.Eval, cfg.Seed, i)
-		if err != nil {
-			return nil, fmt.Errorf("test-time compute: %w", err)
-		}
-		ids, err := tok.EncodePrompt(p.Text)
-		if err != nil {
-			return nil, fmt.Errorf("test-time compute: %w", err)
-		}
-		prompts[i] = p
-		sp[i] = search.Prompt{Tokens: ids, ID: uint64(i), AnswerStart: AnswerStart(t, tok, p)}
+	setup := Setup{Task: t, Tokenizer: tok, Policy: m, Sampling: cfg.Sampling, Seed: cfg.Seed}
+	indices := make([]int, cfg.Prompts)
+	for i := range indices {
+		indices[i] = i
+	}
+	_, prompts, err := setup.Request(0, task.Eval, indices)
+	if err != nil {
+		return nil, fmt.Errorf("test-time compute: %w", err)
 	}
 	score := cfg.Scorer
 	if score == nil {
 		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
 	}
 	run := func(st search.Strategy) ([]*search.Group, error) {
-		return st.Generate(ctx, search.Request{
-			Prompts: sp, Sampler: policy.NewEngine(m), Sampling: cfg.Sampling, EOS: []int{policy.EOS},
-			MaxTokens: t.MaxResponseLen() + 1, Seed: cfg.Seed, FLOPs: m.Config.ForwardFLOPs,
-		})
+		req, _, err := setup.Request(0, task.Eval, indices)
+		if err != nil {
+			return nil, err
+		}
+		return st.Generate(ctx, req)
 	}
 	// select reports whether the candidate chosen by each method is correct.
 	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) {

@@ -7,7 +7,10 @@ import (
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
 )
 
 // Base is a run's base policy: the checkpoint its RL starts from.
@@ -76,4 +79,48 @@ func RewardModel(ctx context.Context, c config.Experiment, cacheDir, baseDir str
 		return "", reward.Summary{}, false, fmt.Errorf("reward model for %s: %w", c.Task.Name, err)
 	}
 	return dir, sum, cached, nil
+}
+
+// NewSetup builds what the RL loop of one run needs from its resolved
+// config: the task, the base policy loaded from baseDir (and a second copy
+// as the KL reference when train.kl_coef > 0), the strategy, the sampling
+// settings and the reward mixer (with the reward model from rewardDir when
+// reward.model is set). `rollout run` and `rollout sample` build their
+// setups here.
+func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.Setup, error) {
+	t, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return rl.Setup{}, err
+	}
+	model, tok, err := policy.Load(baseDir)
+	if err != nil {
+		return rl.Setup{}, err
+	}
+	var ref *policy.Model
+	if c.Train.KLCoef > 0 {
+		if ref, _, err = policy.Load(baseDir); err != nil {
+			return rl.Setup{}, err
+		}
+	}
+	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
+	if err != nil {
+		return rl.Setup{}, err
+	}
+	var mix *reward.Mixer
+	if c.Reward != reward.DefaultConfig() {
+		var rm *reward.Model
+		if c.Reward.Model != 0 {
+			if rm, err = reward.Load(rewardDir); err != nil {
+				return rl.Setup{}, err
+			}
+		}
+		if mix, err = reward.NewMixer(c.Reward, t, rm); err != nil {
+			return rl.Setup{}, err
+		}
+	}
+	return rl.Setup{
+		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
+		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, Int8: c.Rollout.Int8,
+		EvalEveryTokens: c.Eval.EveryTokens, Reward: mix, Train: c.Train, Seed: seed,
+	}, nil
 }

@@ -22,9 +22,6 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
-	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/policy"
-	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -229,155 +226,161 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		}
 		return finished, err
 	}
-
-	t, err := task.New(c.Task.Name, c.Task.Params)
+	setup, err := NewSetup(c, r.Seed, baseDir, rewardDir)
 	if err != nil {
 		return fail(err)
 	}
-	model, tok, err := policy.Load(baseDir)
+	loop, err := rl.New(setup)
 	if err != nil {
 		return fail(err)
 	}
-	var ref *policy.Model
-	if c.Train.KLCoef > 0 {
-		if ref, _, err = policy.Load(baseDir); err != nil {
-			return fail(err)
-		}
-	}
-	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
-	if err != nil {
-		return fail(err)
-	}
-	var mix *reward.Mixer
-	if c.Reward != reward.DefaultConfig() {
-		var rm *reward.Model
-		if c.Reward.Model != 0 {
-			if rm, err = reward.Load(rewardDir); err != nil {
-				return fail(err)
-			}
-		}
-		if mix, err = reward.NewMixer(c.Reward, t, rm); err != nil {
-			return fail(err)
-		}
-	}
-	loop, err := rl.New(rl.Setup{
-		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
-		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, Int8: c.Rollout.Int8,
-		EvalEveryTokens: c.Eval.EveryTokens, Reward: mix, Train: c.Train, Seed: r.Seed,
-	})
-	if err != nil {
-		return fail(err)
-	}
-
-	elapsed := rec.Elapsed
+	j := &job{run: r, setup: setup, loop: loop, store: store, opts: opts, elapsed: rec.Elapsed}
 	if rec.LastStep >= 0 {
-		// Step 0 (the base policy's evaluation) has no checkpoint: the
-		// run then resumes from its start.
-		step, blobs, err := store.LatestCheckpoint(r.ID)
-		if errors.Is(err, tracking.ErrNotFound) {
-			step, err = 0, nil
-		}
-		if err != nil {
+		if err := j.resume(rec.LastStep); err != nil {
 			return fail(fmt.Errorf("resume: %w", err))
-		}
-		if step < rec.LastStep {
-			if err := store.RewindRun(r.ID, step); err != nil {
-				return fail(fmt.Errorf("resume: %w", err))
-			}
-		}
-		var state []byte
-		for _, b := range blobs {
-			if b.Name == checkpointBlob {
-				state = b.Data
-			}
-		}
-		if step > 0 {
-			if state == nil {
-				return fail(fmt.Errorf("resume: checkpoint of step %d has no %q blob", step, checkpointBlob))
-			}
-			if err := loop.Restore(state); err != nil {
-				return fail(fmt.Errorf("resume: %w", err))
-			}
-		}
-		if m, err := store.LastMetrics(r.ID); err == nil {
-			elapsed = m.Elapsed
 		}
 	}
 	opts.Progress.Start(r, c.Train.Steps, loop.StepNum())
-
-	evaluate := func(m map[string]float64) error {
-		ev, err := rl.Evaluate(model, tok, t, c.Eval, c.Rollout.Sampling(), r.Seed)
-		if err != nil {
-			return err
-		}
-		for k, v := range ev.Metrics() {
-			m[k] = v
-		}
-		return nil
-	}
-
-	// Step 0 is the base policy, evaluated, so curves start where RL does.
 	if rec.LastStep < 0 {
-		start := time.Now()
-		m := map[string]float64{}
-		if err := evaluate(m); err != nil {
+		// Step 0 is the base policy, evaluated, so curves start where RL does.
+		if err := j.baseEvaluation(); err != nil {
 			return fail(err)
 		}
-		m["timing_s/eval"] = time.Since(start).Seconds()
-		if c.Eval.EveryTokens > 0 {
-			m[tokensMarkMetric] = 0
-		}
-		elapsed += time.Since(start)
-		if err := store.CommitStep(r.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: elapsed}); err != nil {
-			return fail(err)
-		}
-		opts.Progress.Step(r, 0, m)
 	}
-
 	for !loop.Done() {
 		if ctx.Err() != nil {
 			return stopped, nil
 		}
-		start := time.Now()
-		res, err := loop.Step(ctx)
-		if err != nil {
+		if err := j.step(ctx); err != nil {
 			if ctx.Err() != nil {
 				return stopped, nil
 			}
 			return fail(err)
 		}
-		if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || res.Mark > 0 || loop.Done() {
-			evStart := time.Now()
-			if err := evaluate(res.Metrics); err != nil {
-				return fail(err)
-			}
-			res.Metrics["timing_s/eval"] = time.Since(evStart).Seconds()
-			if res.Mark > 0 {
-				res.Metrics[tokensMarkMetric] = float64(res.Mark)
-			}
-		}
-		state, err := loop.Snapshot()
-		if err != nil {
-			return fail(err)
-		}
-		groups := make([]record.Group, len(res.Groups))
-		for i, sg := range res.Groups {
-			groups[i] = *sg.Record(tok)
-		}
-		elapsed += time.Since(start)
-		err = store.CommitStep(r.ID, tracking.StepRecord{
-			Step: res.Step, Tokens: loop.TokensCum(), Elapsed: elapsed, Metrics: res.Metrics,
-			Groups: groups, Checkpoint: []tracking.Blob{{Name: checkpointBlob, Data: state}},
-		})
-		if err != nil {
-			return fail(err)
-		}
-		opts.Progress.Step(r, res.Step, res.Metrics)
 	}
 	if err := store.EndRun(r.ID, tracking.StatusFinished, ""); err != nil {
 		return finished, err
 	}
 	return finished, nil
+}
+
+// job is one run in progress.
+type job struct {
+	run     config.Run
+	setup   rl.Setup
+	loop    *rl.Loop
+	store   *tracking.Store
+	opts    Options
+	elapsed time.Duration // cumulative wall time at the last committed step
+}
+
+// resume continues a run whose last committed step is lastStep from its
+// latest checkpoint, rewinding the steps after it. Step 0 (the base
+// policy's evaluation) has no checkpoint: the run then resumes from its
+// start.
+func (j *job) resume(lastStep int) error {
+	id := j.run.ID
+	step, blobs, err := j.store.LatestCheckpoint(id)
+	if errors.Is(err, tracking.ErrNotFound) {
+		step, err = 0, nil
+	}
+	if err != nil {
+		return err
+	}
+	if step < lastStep {
+		if err := j.store.RewindRun(id, step); err != nil {
+			return err
+		}
+	}
+	var state []byte
+	for _, b := range blobs {
+		if b.Name == checkpointBlob {
+			state = b.Data
+		}
+	}
+	if step > 0 {
+		if state == nil {
+			return fmt.Errorf("checkpoint of step %d has no %q blob", step, checkpointBlob)
+		}
+		if err := j.loop.Restore(state); err != nil {
+			return err
+		}
+	}
+	if m, err := j.store.LastMetrics(id); err == nil {
+		j.elapsed = m.Elapsed
+	}
+	return nil
+}
+
+// evaluate adds the held-out evaluation's metrics to m.
+func (j *job) evaluate(m map[string]float64) error {
+	c, s := j.run.Config, j.setup
+	start := time.Now()
+	ev, err := rl.Evaluate(s.Policy, s.Tokenizer, s.Task, c.Eval, c.Rollout.Sampling(), j.run.Seed)
+	if err != nil {
+		return err
+	}
+	for k, v := range ev.Metrics() {
+		m[k] = v
+	}
+	m["timing_s/eval"] = time.Since(start).Seconds()
+	return nil
+}
+
+// baseEvaluation commits step 0: the base policy's evaluation.
+func (j *job) baseEvaluation() error {
+	start := time.Now()
+	m := map[string]float64{}
+	if err := j.evaluate(m); err != nil {
+		return err
+	}
+	if j.run.Config.Eval.EveryTokens > 0 {
+		m[tokensMarkMetric] = 0
+	}
+	j.elapsed += time.Since(start)
+	if err := j.store.CommitStep(j.run.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: j.elapsed}); err != nil {
+		return err
+	}
+	j.opts.Progress.Step(j.run, 0, m)
+	return nil
+}
+
+// step runs one RL step, evaluates when it is due (every eval.every steps,
+// at a token mark, at the end) and commits the step: metrics, every group,
+// and the run's state.
+func (j *job) step(ctx context.Context) error {
+	c, loop := j.run.Config, j.loop
+	start := time.Now()
+	res, err := loop.Step(ctx)
+	if err != nil {
+		return err
+	}
+	if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || res.Mark > 0 || loop.Done() {
+		if err := j.evaluate(res.Metrics); err != nil {
+			return err
+		}
+		if res.Mark > 0 {
+			res.Metrics[tokensMarkMetric] = float64(res.Mark)
+		}
+	}
+	state, err := loop.Snapshot()
+	if err != nil {
+		return err
+	}
+	groups := make([]record.Group, len(res.Groups))
+	for i, sg := range res.Groups {
+		groups[i] = *sg.Record(j.setup.Tokenizer)
+	}
+	j.elapsed += time.Since(start)
+	err = j.store.CommitStep(j.run.ID, tracking.StepRecord{
+		Step: res.Step, Tokens: loop.TokensCum(), Elapsed: j.elapsed, Metrics: res.Metrics,
+		Groups: groups, Checkpoint: []tracking.Blob{{Name: checkpointBlob, Data: state}},
+	})
+	if err != nil {
+		return err
+	}
+	j.opts.Progress.Step(j.run, res.Step, res.Metrics)
+	return nil
 }
 
 type nopProgress struct{}
