@@ -391,7 +391,11 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 		indices[i] = l.nextPrompt
 		l.nextPrompt++
 	}
-	return l.s.Rollouts(ctx, l.step, task.Train, indices)
+	prompts, err := l.s.Prompts(task.Train, indices)
+	if err != nil {
+		return nil, err
+	}
+	return l.s.Rollouts(ctx, l.step, prompts, indices)
 }
 
 // Score rewards every leaf of a group — by the task's verifier, or by the

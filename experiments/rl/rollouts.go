@@ -9,13 +9,31 @@ import (
 	"github.com/rollout-rl/rollout/search"
 )
 
-// Request returns the sampling request for the prompts of a split at the
-// given indices, drawn with the setup's seed, at RL step `step` (0-based:
-// the step that samples them), and the prompts themselves. It is the one
-// way a sampling request is built: the RL loop, `rollout sample` and the
-// test-time compute sweep use it, so a group is the same wherever it is
-// made. The strategy field of the setup is not used.
-func (s *Setup) Request(step int, split task.Split, indices []int) (search.Request, []task.Prompt, error) {
+// Prompts returns the prompts of a split at the given indices, drawn with
+// the setup's seed: the prompts the loop trains on are the train split's
+// indices 0, 1, 2, … in order.
+func (s *Setup) Prompts(split task.Split, indices []int) ([]task.Prompt, error) {
+	out := make([]task.Prompt, len(indices))
+	for i, idx := range indices {
+		p, err := s.Task.Prompt(split, s.Seed, idx)
+		if err != nil {
+			return nil, fmt.Errorf("rl: %w", err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// Request returns the sampling request for prompts at RL step `step`
+// (0-based: the step that samples them); ids[i] is the id that seeds the
+// random streams of prompts[i] (the loop uses the prompt's index in its
+// split). It is the one way a sampling request is built: the RL loop,
+// `rollout sample` and the test-time compute sweep use it, so a group is
+// the same wherever it is made. The setup's strategy is not used.
+func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Request, error) {
+	if len(ids) != len(prompts) {
+		return search.Request{}, fmt.Errorf("rl: %d prompts and %d ids", len(prompts), len(ids))
+	}
 	req := search.Request{
 		Sampling:  s.Sampling,
 		EOS:       []int{policy.EOS},
@@ -24,39 +42,33 @@ func (s *Setup) Request(step int, split task.Split, indices []int) (search.Reque
 		Seed:      s.Seed,
 		Step:      uint64(step),
 		FLOPs:     s.Policy.Config.ForwardFLOPs,
-		Prompts:   make([]search.Prompt, len(indices)),
+		Prompts:   make([]search.Prompt, len(prompts)),
 	}
-	prompts := make([]task.Prompt, len(indices))
-	for i, idx := range indices {
-		p, err := s.Task.Prompt(split, s.Seed, idx)
+	for i, p := range prompts {
+		toks, err := s.Tokenizer.EncodePrompt(p.Text)
 		if err != nil {
-			return search.Request{}, nil, fmt.Errorf("rl: %w", err)
+			return search.Request{}, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
 		}
-		ids, err := s.Tokenizer.EncodePrompt(p.Text)
-		if err != nil {
-			return search.Request{}, nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
-		}
-		prompts[i] = p
-		req.Prompts[i] = search.Prompt{Tokens: ids, ID: uint64(idx), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p)}
+		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p)}
 	}
 	if s.Int8 {
 		req.Sampler = policy.NewEngine(s.Policy, policy.WithInt8())
 	} else {
 		req.Sampler = policy.NewEngine(s.Policy)
 	}
-	return req, prompts, nil
+	return req, nil
 }
 
 // Rollouts generates, scores and computes the advantages (train.advantage)
-// of the groups of the prompts of a split at the given indices at RL step
+// of the groups of prompts (with stream ids as in Request) at RL step
 // `step`, exactly as the RL loop's step does, and marks the groups the loop
 // would filter (train.filter_groups and all rewards equal).
-func (s *Setup) Rollouts(ctx context.Context, step int, split task.Split, indices []int) ([]ScoredGroup, error) {
+func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int) ([]ScoredGroup, error) {
 	est, err := search.ByName(s.Train.Advantage)
 	if err != nil {
 		return nil, fmt.Errorf("rl: %w", err)
 	}
-	req, prompts, err := s.Request(step, split, indices)
+	req, err := s.Request(step, prompts, ids)
 	if err != nil {
 		return nil, err
 	}

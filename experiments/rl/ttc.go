@@ -45,7 +45,7 @@ func TestTimeCompute(ctx context.Context, m *policy.Model, tok *policy.Tokenizer
 	for i := range indices {
 		indices[i] = i
 	}
-	_, prompts, err := setup.Request(0, task.Eval, indices)
+	prompts, err := setup.Prompts(task.Eval, indices)
 	if err != nil {
 		return nil, fmt.Errorf("test-time compute: %w", err)
 	}
@@ -54,7 +54,7 @@ func TestTimeCompute(ctx context.Context, m *policy.Model, tok *policy.Tokenizer
 		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
 	}
 	run := func(st search.Strategy) ([]*search.Group, error) {
-		req, _, err := setup.Request(0, task.Eval, indices)
+		req, err := setup.Request(0, prompts, indices)
 		if err != nil {
 			return nil, err
 		}
