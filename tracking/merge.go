@@ -35,7 +35,7 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 		return st, fmt.Errorf("merge from %s: %w", src.path, err)
 	}
 	for _, e := range exps {
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			b := tx.Bucket([]byte(bucketExperiments))
 			if b.Get([]byte(e.Name)) != nil {
 				return nil
@@ -78,7 +78,7 @@ func ahead(a, b Run) bool {
 
 func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 	copied := false
-	err := s.db.Update(func(dtx *bolt.Tx) error {
+	err := s.update(func(dtx *bolt.Tx) error {
 		runs := dtx.Bucket([]byte(bucketRuns))
 		if prev, err := getRun(runs, r.ID); err == nil {
 			if prev.Experiment != r.Experiment {
@@ -101,7 +101,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 			return err
 		}
 		dst := data.Bucket([]byte(r.ID))
-		err := src.db.View(func(stx *bolt.Tx) error {
+		err := src.view(func(stx *bolt.Tx) error {
 			// Re-read the run inside the source transaction so the record
 			// matches the data copied with it.
 			sr, err := getRun(stx.Bucket([]byte(bucketRuns)), r.ID)
@@ -130,6 +130,11 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 // needed). Sources are opened read-only (a snapshot if being written).
 func Merge(into string, paths []string, opts Options) (MergeStats, error) {
 	var total MergeStats
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return total, fmt.Errorf("merge %s: %w", p, err) // before creating the destination
+		}
+	}
 	wopts := opts
 	wopts.ReadOnly = false
 	dst, err := Open(into, wopts)
@@ -171,6 +176,9 @@ func sameFile(a, b string) bool {
 // sizes before and after.
 func Compact(path string, opts Options) (before, after int64, err error) {
 	opts.ReadOnly = false
+	if _, err := os.Stat(path); err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err) // never create a store to compact it
+	}
 	src, err := Open(path, opts)
 	if err != nil {
 		return 0, 0, err
@@ -191,7 +199,7 @@ func Compact(path string, opts Options) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
 	}
-	if err := bolt.Compact(dst, src.db, 64<<20); err != nil {
+	if err := src.guard(func() error { return bolt.Compact(dst, src.db, 64<<20) }); err != nil {
 		dst.Close()
 		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
 	}

@@ -13,9 +13,12 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// view runs fn in a read transaction. Readers check for missing buckets:
-// a store opened read-only before its first write has none.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+// view runs fn in a read transaction, guarded (see guard). Readers check
+// for missing buckets: a store opened read-only before its first write
+// has none.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
 
 // Experiments lists the experiments by name.
 func (s *Store) Experiments() ([]Experiment, error) {
