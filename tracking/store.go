@@ -65,6 +65,8 @@ type DamagedError struct {
 	// Problem says what is wrong, e.g. "the file is 4096 bytes, its last
 	// commit needs 1048576 (256 pages of 4096 bytes): truncated".
 	Problem string
+	// Err is the error that revealed the damage, if any.
+	Err error
 }
 
 // Error names the file, says what is damaged and what to do.
@@ -74,6 +76,9 @@ func (e *DamagedError) Error() string {
 
 // Is makes errors.Is(err, ErrDamaged) true.
 func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+
+// Unwrap returns the error that revealed the damage.
+func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Options configure Open.
 type Options struct {
@@ -640,13 +645,30 @@ func (s *Store) guard(tx func() error) (err error) {
 			err = s.panicError(p, panicInBolt(p))
 		}
 	}()
-	return tx()
+	return s.recordError(tx())
+}
+
+// recordError makes a record that does not decode a DamagedError: rollout
+// wrote it, so only damage makes it unreadable.
+func (s *Store) recordError(err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+		de  *DamagedError
+	)
+	switch {
+	case err == nil, errors.As(err, &de):
+		return err
+	case errors.Is(err, errTruncated), errors.As(err, &syn), errors.As(err, &typ):
+		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
+	}
+	return err
 }
 
 // panicError describes a recovered panic of a transaction on s.
 func (s *Store) panicError(p any, inBolt bool) error {
 	if inBolt {
-		return &DamagedError{Path: s.path, Problem: fmt.Sprintf("bbolt: %v", p)}
+		return &DamagedError{Path: s.path, Problem: fmt.Sprintf("bbolt: %v", p), Err: fmt.Errorf("panic: %v", p)}
 	}
 	return fmt.Errorf("store %s: reading failed (panic: %v): the file may be damaged (rollout check --store %s tells) or this is a bug", s.path, p, s.path)
 }
