@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -19,7 +20,7 @@ import (
 func openRead(cmd *cobra.Command, flag string) (*tracking.Store, error) {
 	st, err := tracking.Open(storePath(flag), tracking.Options{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, storeOpenError(flag, err)
 	}
 	if snap, who := st.Snapshot(); snap {
 		holder := "another process"
@@ -271,6 +272,9 @@ func newReadCmds() []*cobra.Command {
 				return usageError{fmt.Errorf("--into: the destination store is required")}
 			}
 			ms, err := tracking.Merge(into, args, tracking.Options{})
+			if errors.Is(err, fs.ErrNotExist) {
+				return usageError{fmt.Errorf("%w: name existing stores to merge (rollout run writes them)", err)}
+			}
 			if err != nil {
 				return err
 			}
@@ -285,7 +289,7 @@ func newReadCmds() []*cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			before, after, err := tracking.Compact(storePath(store), tracking.Options{})
 			if err != nil {
-				return err
+				return storeOpenError(store, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: %d → %d bytes\n", storePath(store), before, after)
 			return nil

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -93,6 +95,9 @@ the steps in flight commit. At the end it prints the comparison table (rollout r
 			}
 			if rep, err := st.Report(f.Name, tracking.ReportOptions{Baseline: f.Baseline}); err == nil {
 				rep.Write(out, tracking.FormatTable)
+			}
+			if ctx.Err() != nil {
+				return interruptedError{errors.Join(context.Cause(ctx), runErr)}
 			}
 			return runErr
 		},
