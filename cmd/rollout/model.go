@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,11 +19,35 @@ func newModelCmd() *cobra.Command {
 	return cmd
 }
 
+// checkOutDir refuses to write a checkpoint into an existing file or a
+// non-empty directory unless force: files of another checkpoint left
+// there would mix with the new one.
+func checkOutDir(dir string, force bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dir, err)
+	case !fi.IsDir():
+		return usageError{fmt.Errorf("--out %s: exists and is not a directory", dir)}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	if len(entries) > 0 && !force {
+		return usageError{fmt.Errorf("--out %s: directory is not empty (it holds %s…): choose another or add --force to overwrite", dir, entries[0].Name())}
+	}
+	return nil
+}
+
 func newModelInitCmd() *cobra.Command {
 	var size, out string
 	var seed uint64
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "init --size tiny|small --seed N --out DIR",
+		Use:   "init --size tiny|small --seed N --out DIR [--force]",
 		Short: "Write a randomly initialised checkpoint (weights ~ N(0, 0.02²), norm weights 1)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,6 +57,9 @@ func newModelInitCmd() *cobra.Command {
 			}
 			if out == "" {
 				return usageError{fmt.Errorf("--out: a directory is required")}
+			}
+			if err := checkOutDir(out, force); err != nil {
+				return err
 			}
 			m, err := policy.NewModel(cfg, seed)
 			if err != nil {
@@ -44,7 +74,8 @@ func newModelInitCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&size, "size", "tiny", "model size: tiny or small")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "initialisation seed")
-	cmd.Flags().StringVar(&out, "out", "", "checkpoint directory to write")
+	cmd.Flags().StringVar(&out, "out", "", "checkpoint directory to write (new or empty)")
+	cmd.Flags().BoolVar(&force, "force", false, "write into a non-empty --out directory, overwriting its checkpoint files")
 	return cmd
 }
 
