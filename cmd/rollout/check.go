@@ -11,9 +11,18 @@ import (
 	"github.com/rollout-rl/rollout/tracking"
 )
 
-// errDamagedFound is the error of a check that found damage: the list is
-// already printed.
-var errDamagedFound = fmt.Errorf("the store is damaged: %w", tracking.ErrDamaged)
+// damageFound is the error of a check that found damage, which it has
+// listed; errors.Is(err, tracking.ErrDamaged) holds (exit status 1).
+type damageFound struct {
+	path     string
+	problems int
+}
+
+func (e damageFound) Error() string {
+	return fmt.Sprintf("store %s is damaged: %d problems, listed above", e.path, e.problems)
+}
+
+func (e damageFound) Is(target error) bool { return target == tracking.ErrDamaged }
 
 func newCheckCmd() *cobra.Command {
 	var store string
@@ -45,8 +54,8 @@ is damaged and exits 1 (restore the file from a copy).`,
 			if res.More > 0 {
 				fmt.Fprintf(out, "  … and %d more\n", res.More)
 			}
-			fmt.Fprintln(out, "restore the store from a copy; the runs listed can also be run again into a fresh store")
-			return errDamagedFound
+			fmt.Fprintln(out, "restore the store from a copy, or run its experiments again into a fresh store")
+			return damageFound{path, len(res.Problems) + res.More}
 		},
 	}
 	cmd.Flags().StringVar(&store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
