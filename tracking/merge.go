@@ -131,8 +131,16 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 func Merge(into string, paths []string, opts Options) (MergeStats, error) {
 	var total MergeStats
 	for _, p := range paths {
+		// Refuse missing and damaged sources before creating the destination.
 		if _, err := os.Stat(p); err != nil {
-			return total, fmt.Errorf("merge %s: %w", p, err) // before creating the destination
+			return total, fmt.Errorf("merge %s: %w", p, err)
+		}
+		if f, err := os.Open(p); err == nil {
+			err = checkFileSize(f, p)
+			f.Close()
+			if err != nil {
+				return total, err
+			}
 		}
 	}
 	wopts := opts

@@ -118,6 +118,15 @@ func TestDamagedStoreCommands(t *testing.T) {
 				t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, r.code, r.out)
 			}
 		}
+		merged := filepath.Join(dir, "merged.db")
+		for _, args := range [][]string{{"compact", "--store", cut}, {"merge", cut, "--into", merged}} {
+			if code, _, e := rollout(t, args...); code != 1 || !strings.Contains(e, "store "+cut+" is damaged") {
+				t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, code, e)
+			}
+		}
+		if _, err := os.Stat(merged); err == nil {
+			t.Errorf("%d%%: merge of a damaged store created the destination", pct)
+		}
 		code, out, e := rollout(t, "check", "--store", cut)
 		if code != 1 || !strings.Contains(out, "damaged") || !strings.Contains(out, "truncated") || !strings.Contains(e, cut) {
 			t.Errorf("%d%%: check: exit %d\n%s%s", pct, code, out, e)
@@ -258,6 +267,7 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"verify", "path", "--prompt", "ab ac bd ce cf dg:a>g", "--response", "abdg"}, 0, `"reason":"correct"`},
 		{[]string{"verify", "--config", cfg, "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 0, `"reason":"correct"`},
 		{[]string{"show", "add", "--n", "5", "--seed", "1", "--split", "eval"}, 0, "# add, eval split, seed 1"},
+		{[]string{"show", "--config", "../../experiments/configs/quickstart.yaml", "--n", "3"}, 0, "# add, train split, seed 1 (prompt ≤ 5"},
 		{[]string{"show", "add", "--param", "digits=2", "--n", "1"}, 0, "prompt ≤ 5"},
 		{[]string{"show", "--config", cfg, "--param", "max_target=20", "--n", "1"}, 0, "# countdown"},
 		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, "longer than the task's 8"},
