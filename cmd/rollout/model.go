@@ -42,6 +42,17 @@ func checkOutDir(dir string, force bool) error {
 	return nil
 }
 
+// loadCheckpoint loads the policy checkpoint a command names (what says
+// how: "--checkpoint" or "DIR"); a directory without a checkpoint is the
+// user's input (exit 2).
+func loadCheckpoint(what, dir string) (*policy.Model, *policy.Tokenizer, error) {
+	m, tok, err := policy.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, usageError{fmt.Errorf("%s %s: no checkpoint there (rollout model init or rollout pretrain writes one): %w", what, dir, err)}
+	}
+	return m, tok, err
+}
+
 func newModelInitCmd() *cobra.Command {
 	var size, out string
 	var seed uint64
@@ -86,7 +97,7 @@ func newModelLogitsCmd() *cobra.Command {
 		Short: "Print the token ids of TEXT and, per position, the next-token logits (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tok, err := policy.Load(args[0])
+			m, tok, err := loadCheckpoint("DIR", args[0])
 			if err != nil {
 				return err
 			}
@@ -122,7 +133,7 @@ func newModelSampleCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			m, tok, err := policy.Load(args[0])
+			m, tok, err := loadCheckpoint("DIR", args[0])
 			if err != nil {
 				return err
 			}
