@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -50,9 +52,15 @@ func Check(path string, opts Options) (*CheckResult, error) {
 	res := &CheckResult{Path: path}
 	opts.ReadOnly = true
 	st, err := Open(path, opts)
-	var de *DamagedError
+	var (
+		de *DamagedError
+		tr *truncation
+	)
 	if errors.As(err, &de) {
 		res.addf("%s", de.Problem)
+		if errors.As(err, &tr) {
+			checkTruncated(path, tr.need, res)
+		}
 		return res, nil
 	}
 	if err != nil {
@@ -74,9 +82,57 @@ func Check(path string, opts Options) (*CheckResult, error) {
 		return nil
 	})
 	if err != nil {
-		res.addf("%v", err)
+		res.addf("bbolt's page check: %s", damageOf(err))
 	}
 	return res, nil
+}
+
+// checkTruncated lists what a truncated store lost: it reads a copy of
+// the file padded with zeros to the size its last commit needs, where
+// every page past the old end is zero and fails bbolt's page check (a
+// guarded panic) wherever it is reached.
+func checkTruncated(path string, need int64, res *CheckResult) {
+	tmp, err := os.CreateTemp("", "rollout-check-*.db")
+	if err != nil {
+		res.addf("cannot list the records lost: %v", err)
+		return
+	}
+	defer os.Remove(tmp.Name())
+	src, err := os.Open(path)
+	if err == nil {
+		_, err = io.Copy(tmp, src)
+		src.Close()
+	}
+	if err == nil {
+		err = tmp.Truncate(need)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	var st *Store
+	if err == nil {
+		st, err = Open(tmp.Name(), Options{ReadOnly: true, NoSnapshot: true})
+	}
+	if err != nil {
+		res.addf("cannot list the records lost: %v", err)
+		return
+	}
+	defer st.Close()
+	st.path = path
+	before := len(res.Problems)
+	st.checkRecords(res)
+	if len(res.Problems) == before {
+		res.addf("no experiment, run, metric or group record lies in the part lost (checkpoint contents are not checked)")
+	}
+}
+
+// damageOf is the problem an error of a guarded read reports.
+func damageOf(err error) string {
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return de.Problem
+	}
+	return err.Error()
 }
 
 // checkRecords reads every record of the store into res. It reports false
@@ -128,13 +184,13 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 		return nil
 	})
 	if err != nil {
-		res.addf("%v", err)
+		res.addf("the store's experiment and run records: %s", damageOf(err))
 		return false
 	}
 	for _, r := range runs {
 		res.Runs++
 		if err := s.view(func(tx *bolt.Tx) error { checkRun(tx, r, res); return nil }); err != nil {
-			res.addf("run %s: %v", r.ID, err)
+			res.addf("run %s (%s, %s, seed %d): %s", r.ID, r.Experiment, r.Variant, r.Seed, damageOf(err))
 			clean = false
 		}
 	}

@@ -549,6 +549,14 @@ const (
 	metaEnd     = 16 + 64 // page header + meta up to and including the checksum
 )
 
+// truncation is the cause of a DamagedError for a file shorter than its
+// last commit needs.
+type truncation struct{ size, need int64 }
+
+func (t *truncation) Error() string {
+	return fmt.Sprintf("file of %d bytes truncated from at least %d", t.size, t.need)
+}
+
 // metaPage is what checkFileSize needs of a meta page.
 type metaPage struct {
 	pageSize   int
@@ -621,7 +629,8 @@ func checkFileSize(f *os.File, display string) error {
 		return &DamagedError{Path: display, Problem: fmt.Sprintf("meta pages disagree on the page size (%d and %d bytes)", pageSize, m.pageSize)}
 	}
 	if need := int64(m.pgid) * int64(m.pageSize); m.pgid > 1<<40 || size < need {
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", size, need, m.pgid, m.pageSize)}
+		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", size, need, m.pgid, m.pageSize),
+			Err: &truncation{size: size, need: need}}
 	}
 	return nil
 }
