@@ -611,7 +611,7 @@ func checkFileSize(f *os.File, display string) error {
 		if n >= 20 && binary.LittleEndian.Uint32(first[16:]) == metaMagic {
 			return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, shorter than bbolt's two meta pages of %d bytes: truncated", size, pageSize)}
 		}
-		return fmt.Errorf("opening store %s: not a rollout store (bbolt file): %w", display, berrors.ErrInvalid)
+		return berrors.ErrInvalid // openError says: not a rollout store
 	}
 	second := make([]byte, metaEnd)
 	n, _ = f.ReadAt(second, int64(pageSize))
