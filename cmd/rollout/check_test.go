@@ -41,10 +41,44 @@ func runTiny(t *testing.T, dir string) string {
 	return store
 }
 
+// readCommands are the reading commands run on a store of tinyExperiment:
+// each names the store at path; plot writes dir/p.svg.
+func readCommands(dir, id, path string) [][]string {
+	return [][]string{
+		{"ls", "--store", path},
+		{"show", id, "--store", path},
+		{"report", "dmg", "--store", path, "--format", "csv"},
+		{"plot", "dmg", "--metric", "eval/acc", "--out", filepath.Join(dir, "p.svg"), "--store", path},
+		{"trees", id, "--store", path, "--step", "2"},
+		{"export", "dmg", "--what", "groups", "--store", path},
+		{"export", id, "--what", "trajectories", "--format", "csv", "--store", path},
+		{"export", "dmg", "--what", "metrics", "--store", path},
+	}
+}
+
+// readResult is what a reading command did: its exit status, its
+// standard output (standard error when it failed) and the plot it wrote.
+type readResult struct {
+	code     int
+	out, svg string
+}
+
+func execRead(t *testing.T, dir string, args []string) readResult {
+	t.Helper()
+	os.Remove(filepath.Join(dir, "p.svg"))
+	code, out, errOut := rollout(t, args...)
+	if code != 0 {
+		out = errOut
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "p.svg"))
+	return readResult{code, out, string(svg)}
+}
+
 // Every reading command on truncated copies of a real store (1% to 90% of
 // its size) either prints what it prints for the intact store or fails
 // with exit 1 and a message naming the file, saying it is damaged and what
-// to do; none panics or faults. check says intact (0) or damaged (1).
+// to do; none panics or faults. compact and merge refuse the copies, check
+// says intact (0) or damaged (1).
 func TestDamagedStoreCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs an experiment")
@@ -61,34 +95,9 @@ func TestDamagedStoreCommands(t *testing.T) {
 		t.Fatalf("%d runs, %v", len(runs), err)
 	}
 	id := runs[1].ID
-	commands := func(path string) [][]string {
-		return [][]string{
-			{"ls", "--store", path},
-			{"show", id, "--store", path},
-			{"report", "dmg", "--store", path, "--format", "csv"},
-			{"plot", "dmg", "--metric", "eval/acc", "--out", filepath.Join(dir, "p.svg"), "--store", path},
-			{"trees", id, "--store", path, "--step", "2"},
-			{"export", "dmg", "--what", "groups", "--store", path},
-			{"export", id, "--what", "trajectories", "--format", "csv", "--store", path},
-			{"export", "dmg", "--what", "metrics", "--store", path},
-		}
-	}
-	type result struct {
-		code     int
-		out, svg string
-	}
-	exec := func(args []string) result {
-		os.Remove(filepath.Join(dir, "p.svg"))
-		code, out, errOut := rollout(t, args...)
-		if code != 0 {
-			out = errOut
-		}
-		svg, _ := os.ReadFile(filepath.Join(dir, "p.svg"))
-		return result{code, out, string(svg)}
-	}
-	var intact []result
-	for _, args := range commands(store) {
-		r := exec(args)
+	var intact []readResult
+	for _, args := range readCommands(dir, id, store) {
+		r := execRead(t, dir, args)
 		if r.code != 0 {
 			t.Fatalf("%v on the intact store: exit %d: %s", args, r.code, r.out)
 		}
@@ -97,7 +106,6 @@ func TestDamagedStoreCommands(t *testing.T) {
 	if code, out, e := rollout(t, "check", "--store", store); code != 0 || !strings.Contains(out, "intact (1 experiments, 4 runs") {
 		t.Fatalf("check of the intact store: exit %d\n%s%s", code, out, e)
 	}
-
 	whole, err := os.ReadFile(store)
 	if err != nil {
 		t.Fatal(err)
@@ -107,8 +115,8 @@ func TestDamagedStoreCommands(t *testing.T) {
 		if err := os.WriteFile(cut, whole[:len(whole)*pct/100], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for i, args := range commands(cut) {
-			r := exec(args)
+		for i, args := range readCommands(dir, id, cut) {
+			r := execRead(t, dir, args)
 			switch {
 			case r.code == 0:
 				if r.out != intact[i].out || r.svg != intact[i].svg {
@@ -118,19 +126,25 @@ func TestDamagedStoreCommands(t *testing.T) {
 				t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, r.code, r.out)
 			}
 		}
-		merged := filepath.Join(dir, "merged.db")
-		for _, args := range [][]string{{"compact", "--store", cut}, {"merge", cut, "--into", merged}} {
-			if code, _, e := rollout(t, args...); code != 1 || !strings.Contains(e, "store "+cut+" is damaged") {
-				t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, code, e)
-			}
+		checkDamagedWrites(t, pct, cut)
+	}
+}
+
+// checkDamagedWrites runs compact, merge and check on a damaged store.
+func checkDamagedWrites(t *testing.T, pct int, cut string) {
+	t.Helper()
+	merged := filepath.Join(filepath.Dir(cut), "merged.db")
+	for _, args := range [][]string{{"compact", "--store", cut}, {"merge", cut, "--into", merged}} {
+		if code, _, e := rollout(t, args...); code != 1 || !strings.Contains(e, "store "+cut+" is damaged") {
+			t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, code, e)
 		}
-		if _, err := os.Stat(merged); err == nil {
-			t.Errorf("%d%%: merge of a damaged store created the destination", pct)
-		}
-		code, out, e := rollout(t, "check", "--store", cut)
-		if code != 1 || !strings.Contains(out, "damaged") || !strings.Contains(out, "truncated") || !strings.Contains(e, cut) {
-			t.Errorf("%d%%: check: exit %d\n%s%s", pct, code, out, e)
-		}
+	}
+	if _, err := os.Stat(merged); err == nil {
+		t.Errorf("%d%%: merge of a damaged store created the destination", pct)
+	}
+	code, out, e := rollout(t, "check", "--store", cut)
+	if code != 1 || !strings.Contains(out, "damaged") || !strings.Contains(out, "truncated") || !strings.Contains(e, cut) {
+		t.Errorf("%d%%: check: exit %d\n%s%s", pct, code, out, e)
 	}
 }
 
