@@ -1,6 +1,7 @@
 package tracking
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // damageStore writes a store of 2 runs × 6 steps × 12 groups (about half
@@ -251,3 +253,57 @@ func TestCheckCounters(t *testing.T) {
 }
 
 type bolttx = bolt.Tx
+
+// checkFileSize accepts intact and empty files, refuses truncated ones as
+// damaged and leaves files that are not bbolt's to bbolt.
+func TestCheckFileSize(t *testing.T) {
+	path := damageStore(t)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := parseMeta(whole)
+	need := int(m.pgid) * m.pageSize
+	// meta0Bad has a broken meta page 0: meta page 1 decides.
+	meta0Bad := bytes.Clone(whole)
+	meta0Bad[72] ^= 0xff
+	for _, tc := range []struct {
+		name      string
+		data      []byte
+		damaged   bool
+		notBolt   bool
+		truncated bool
+	}{
+		{"intact", whole, false, false, false},
+		{"empty", nil, false, false, false},
+		{"exactly the pages", whole[:need], false, false, false},
+		{"one byte short", whole[:need-1], true, false, true},
+		{"half", whole[:len(whole)/2], true, false, true},
+		{"inside the meta pages", whole[:6000], true, false, false},
+		{"meta page 0 broken", meta0Bad, false, false, false},
+		{"meta page 0 broken, truncated", meta0Bad[:need/2], true, false, true},
+		{"text", []byte("hello"), false, true, false},
+		{"zeros", make([]byte, 3*4096), false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "f.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			f.Write(tc.data)
+			err = checkFileSize(f, "s.db")
+			var tr *truncation
+			switch {
+			case errors.Is(err, ErrDamaged) != tc.damaged:
+				t.Fatalf("damaged: %v, want %v", err, tc.damaged)
+			case errors.As(err, &tr) != tc.truncated:
+				t.Fatalf("truncation: %v, want %v", err, tc.truncated)
+			case errors.Is(err, berrors.ErrInvalid) != tc.notBolt:
+				t.Fatalf("not bbolt: %v, want %v", err, tc.notBolt)
+			case !tc.damaged && !tc.notBolt && err != nil:
+				t.Fatalf("got %v", err)
+			}
+		})
+	}
+}
