@@ -31,6 +31,14 @@
 // the reader leaves PATH.snapshot-request while it copies, and the writer
 // holds its next commit until the copy is done (at most 10 s).
 //
+// # Damage
+//
+// A damaged file is never read past its damage. Open compares the file's
+// size with its bbolt meta page and refuses a truncated file; bbolt's page
+// assertions and memory faults inside a transaction, and records that do
+// not decode, become a *DamagedError (errors.Is(err, ErrDamaged)) naming the
+// file. Check lists what is damaged.
+//
 // # Layout
 //
 // Buckets: meta (schema version), experiments (JSON by name), runs (JSON by

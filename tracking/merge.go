@@ -51,7 +51,7 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 				return st, fmt.Errorf("merge experiment %q from %s: %w", e.Name, src.path, err)
 			}
 		}
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.update(func(tx *bolt.Tx) error {
 			b := tx.Bucket([]byte(bucketExperiments))
 			old := b.Get([]byte(e.Name))
 			if old == nil {
@@ -95,7 +95,7 @@ func ahead(a, b Run) bool {
 
 func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 	copied := false
-	err := s.db.Update(func(dtx *bolt.Tx) error {
+	err := s.update(func(dtx *bolt.Tx) error {
 		runs := dtx.Bucket([]byte(bucketRuns))
 		if prev, err := getRun(runs, r.ID); err == nil {
 			if prev.Experiment != r.Experiment {
@@ -118,7 +118,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 			return err
 		}
 		dst := data.Bucket([]byte(r.ID))
-		err := src.db.View(func(stx *bolt.Tx) error {
+		err := src.view(func(stx *bolt.Tx) error {
 			// Re-read the run inside the source transaction so the record
 			// matches the data copied with it.
 			sr, err := getRun(stx.Bucket([]byte(bucketRuns)), r.ID)
@@ -147,6 +147,19 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 // needed). Sources are opened read-only (a snapshot if being written).
 func Merge(into string, paths []string, opts Options) (MergeStats, error) {
 	var total MergeStats
+	for _, p := range paths {
+		// Refuse missing and damaged sources before creating the destination.
+		if _, err := os.Stat(p); err != nil {
+			return total, fmt.Errorf("merge %s: %w", p, err)
+		}
+		if f, err := os.Open(p); err == nil {
+			err = checkFileSize(f, p)
+			f.Close()
+			if err != nil {
+				return total, err
+			}
+		}
+	}
 	wopts := opts
 	wopts.ReadOnly = false
 	dst, err := Open(into, wopts)
@@ -188,6 +201,9 @@ func sameFile(a, b string) bool {
 // sizes before and after.
 func Compact(path string, opts Options) (before, after int64, err error) {
 	opts.ReadOnly = false
+	if _, err := os.Stat(path); err != nil {
+		return 0, 0, fmt.Errorf("compact %s: %w", path, err) // never create a store to compact it
+	}
 	src, err := Open(path, opts)
 	if err != nil {
 		return 0, 0, err
@@ -208,7 +224,7 @@ func Compact(path string, opts Options) (before, after int64, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
 	}
-	if err := bolt.Compact(dst, src.db, 64<<20); err != nil {
+	if err := src.guard(func() error { return bolt.Compact(dst, src.db, 64<<20) }); err != nil {
 		dst.Close()
 		return 0, 0, fmt.Errorf("compact %s: %w", path, err)
 	}

@@ -16,9 +16,12 @@ import (
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// view runs fn in a read transaction. Readers check for missing buckets:
-// a store opened read-only before its first write has none.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+// view runs fn in a read transaction, guarded (see guard). Readers check
+// for missing buckets: a store opened read-only before its first write
+// has none.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	return s.guard(func() error { return s.db.View(fn) })
+}
 
 // Experiments lists the experiments by name.
 func (s *Store) Experiments() ([]Experiment, error) {

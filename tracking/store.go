@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +19,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // SchemaVersion is the layout version of stores this package writes. A
@@ -50,6 +55,32 @@ var ErrLocked = errors.New("store is locked by another process")
 // ErrNotFound is matched by errors for missing experiments, runs, steps
 // and checkpoints.
 var ErrNotFound = errors.New("not found")
+
+// ErrDamaged is matched (errors.Is) by the errors of operations that found
+// the store's file damaged (a *DamagedError).
+var ErrDamaged = errors.New("store file is damaged")
+
+// DamagedError reports a store file that cannot be read safely: shorter
+// than its last commit needs (truncated), or with pages bbolt refuses.
+type DamagedError struct {
+	Path string
+	// Problem says what is wrong, e.g. "the file is 4096 bytes, its last
+	// commit needs 1048576 (256 pages of 4096 bytes): truncated".
+	Problem string
+	// Err is the error that revealed the damage, if any.
+	Err error
+}
+
+// Error names the file, says what is damaged and what to do.
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("store %s is damaged: %s: restore it from a copy (rollout check --store %s lists what is damaged)", e.Path, e.Problem, e.Path)
+}
+
+// Is makes errors.Is(err, ErrDamaged) true.
+func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
+
+// Unwrap returns the error that revealed the damage.
+func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Options configure Open.
 type Options struct {
@@ -140,7 +171,10 @@ func Open(path string, opts Options) (*Store, error) {
 
 // boltOpen opens the bbolt file and checks that the locked file is still
 // the one at path (a compaction may have replaced it while we waited).
-func boltOpen(path string, readOnly bool, timeout time.Duration, noSync bool) (*bolt.DB, error) {
+// Before bbolt maps the file it checks the file's size against its meta
+// pages (see checkFileSize); errors name display, the store's own path
+// when path is a snapshot copy.
+func boltOpen(path, display string, readOnly bool, timeout time.Duration, noSync bool) (*bolt.DB, error) {
 	for attempt := 0; ; attempt++ {
 		var f *os.File
 		start := time.Now()
@@ -151,7 +185,14 @@ func boltOpen(path string, readOnly bool, timeout time.Duration, noSync bool) (*
 			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 				var err error
 				f, err = os.OpenFile(name, flag, perm)
-				return f, err
+				if err != nil {
+					return nil, err
+				}
+				if err := checkFileSize(f, display); err != nil {
+					f.Close()
+					return nil, err
+				}
+				return f, nil
 			},
 		})
 		if err != nil {
@@ -177,12 +218,12 @@ func openWriter(path string, opts Options) (*Store, error) {
 		}
 	}
 	start := time.Now()
-	db, err := boltOpen(path, false, opts.Timeout, opts.NoSync)
+	db, err := boltOpen(path, path, false, opts.Timeout, opts.NoSync)
 	if err != nil {
 		return nil, openError(path, err, time.Since(start))
 	}
 	s := &Store{db: db, path: path, opts: opts}
-	if err := db.Update(s.initSchema); err != nil {
+	if err := s.update(s.initSchema); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -206,7 +247,7 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 		wait = opts.Timeout
 	}
 	start := time.Now()
-	db, err := boltOpen(path, true, wait, false)
+	db, err := boltOpen(path, path, true, wait, false)
 	s := &Store{path: path, opts: opts}
 	if errors.Is(err, berrors.ErrTimeout) && !opts.NoSnapshot {
 		s.holder = readLockInfo(path)
@@ -219,7 +260,7 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store %s is being written (%v) and a snapshot failed: %w", path, describeHolder(s.holder), err)
 		}
-		db, err = boltOpen(s.snapshot, true, opts.Timeout, false)
+		db, err = boltOpen(s.snapshot, path, true, opts.Timeout, false)
 		if err != nil {
 			os.Remove(s.snapshot)
 		}
@@ -228,7 +269,7 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 		return nil, openError(path, err, time.Since(start))
 	}
 	s.db = db
-	if err := db.View(s.checkSchema); err != nil {
+	if err := s.view(s.checkSchema); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -244,7 +285,10 @@ func describeHolder(h *LockInfo) string {
 
 // openError turns bbolt's open errors into ones a user can act on.
 func openError(path string, err error, waited time.Duration) error {
+	var de *DamagedError
 	switch {
+	case errors.As(err, &de):
+		return de
 	case errors.Is(err, berrors.ErrTimeout):
 		return &LockedError{Path: path, Holder: readLockInfo(path), Waited: waited}
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
@@ -494,4 +538,172 @@ func readMetaPages(f *os.File) ([]byte, error) {
 		return nil, fmt.Errorf("reading meta pages: %w", err)
 	}
 	return b, nil
+}
+
+// bbolt's meta page, as rollout reads it: after the 16-byte page header
+// come magic (4 bytes), version (4), page size (4), flags (4), root bucket
+// (16), freelist page id (8), high-water page id pgid (8), transaction id
+// (8) and a 64-bit FNV-1a checksum of the 56 bytes before it; native byte
+// order, little endian on every platform rollout builds for.
+const (
+	metaMagic   = 0xED0CDAED
+	metaVersion = 2
+	metaEnd     = 16 + 64 // page header + meta up to and including the checksum
+)
+
+// truncation is the cause of a DamagedError for a file shorter than its
+// last commit needs.
+type truncation struct{ size, need int64 }
+
+func (t *truncation) Error() string {
+	return fmt.Sprintf("file of %d bytes truncated from at least %d", t.size, t.need)
+}
+
+// metaPage is what checkFileSize needs of a meta page.
+type metaPage struct {
+	pageSize   int
+	pgid, txid uint64
+}
+
+// parseMeta decodes the meta page at the start of b; ok is false when b is
+// short or the page fails bbolt's own validation (magic, version,
+// checksum).
+func parseMeta(b []byte) (m metaPage, ok bool) {
+	if len(b) < metaEnd {
+		return m, false
+	}
+	le := binary.LittleEndian
+	if le.Uint32(b[16:]) != metaMagic || le.Uint32(b[20:]) != metaVersion {
+		return m, false
+	}
+	h := fnv.New64a()
+	h.Write(b[16:72])
+	if h.Sum64() != le.Uint64(b[72:]) {
+		return m, false
+	}
+	return metaPage{pageSize: int(le.Uint32(b[24:])), pgid: le.Uint64(b[56:]), txid: le.Uint64(b[64:])}, true
+}
+
+// checkFileSize refuses a bbolt file shorter than its newest valid meta
+// page says it is: such a file was truncated, and bbolt, which maps the
+// file into memory, would fault reading past its end (a fatal signal, not
+// a panic). The newest valid meta page records the high-water page id
+// pgid: the file must hold pgid pages. An empty file passes (bbolt
+// initialises it); a file whose meta pages are both invalid but long
+// enough to hold them is left to bbolt, which refuses it as not a bbolt
+// file. Reading a live store is safe: a writer grows the file before it
+// writes the meta page of a commit.
+func checkFileSize(f *os.File, display string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("opening store %s: %w", display, err)
+	}
+	size := fi.Size()
+	if size == 0 {
+		return nil
+	}
+	first := make([]byte, metaEnd)
+	n, _ := f.ReadAt(first, 0)
+	m0, ok0 := parseMeta(first[:n])
+	pageSize := os.Getpagesize() // bbolt's guess when meta page 0 is invalid
+	if ok0 {
+		pageSize = m0.pageSize
+	}
+	if pageSize < 512 || size < int64(2*pageSize) {
+		if n >= 20 && binary.LittleEndian.Uint32(first[16:]) == metaMagic {
+			return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, shorter than bbolt's two meta pages of %d bytes: truncated", size, pageSize)}
+		}
+		return berrors.ErrInvalid // openError says: not a rollout store
+	}
+	second := make([]byte, metaEnd)
+	n, _ = f.ReadAt(second, int64(pageSize))
+	m1, ok1 := parseMeta(second[:n])
+	var m metaPage
+	switch {
+	case ok0 && ok1 && m1.txid > m0.txid, !ok0 && ok1:
+		m = m1
+	case ok0:
+		m = m0
+	default:
+		return nil // neither page valid: bbolt refuses the file itself
+	}
+	if m.pageSize != pageSize {
+		return &DamagedError{Path: display, Problem: fmt.Sprintf("meta pages disagree on the page size (%d and %d bytes)", pageSize, m.pageSize)}
+	}
+	if need := int64(m.pgid) * int64(m.pageSize); m.pgid > 1<<40 || size < need {
+		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", size, need, m.pgid, m.pageSize),
+			Err: &truncation{size: size, need: need}}
+	}
+	return nil
+}
+
+// update runs fn in a write transaction, guarded (see guard).
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	return s.guard(func() error { return s.db.Update(fn) })
+}
+
+// guard runs a bbolt transaction and turns the panics of a damaged file
+// into errors: bbolt's page assertions (e.g. "Page expected to be: 6654,
+// but self identifies as 0") and, with debug.SetPanicOnFault on for this
+// goroutine meanwhile, memory faults reading the mapped file. bbolt rolls
+// the transaction back as the panic unwinds. Panics raised outside bbolt
+// (in fn's own code) become errors too, saying that the cause is either
+// damage or a bug.
+func (s *Store) guard(tx func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.panicError(p, panicInBolt(p))
+		}
+	}()
+	return s.recordError(tx())
+}
+
+// recordError makes a record that does not decode a DamagedError: rollout
+// wrote it, so only damage makes it unreadable.
+func (s *Store) recordError(err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+		de  *DamagedError
+	)
+	switch {
+	case err == nil, errors.As(err, &de):
+		return err
+	case errors.Is(err, errTruncated), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
+		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
+	}
+	return err
+}
+
+// panicError describes a recovered panic of a transaction on s.
+func (s *Store) panicError(p any, inBolt bool) error {
+	if inBolt {
+		return &DamagedError{Path: s.path, Problem: fmt.Sprintf("bbolt: %v", p), Err: fmt.Errorf("panic: %v", p)}
+	}
+	return fmt.Errorf("store %s: reading failed (panic: %v): the file may be damaged (rollout check --store %s tells) or this is a bug", s.path, p, s.path)
+}
+
+// panicInBolt reports whether the panic being recovered is a memory fault
+// or was raised by bbolt's code: it is called by the deferred function
+// while the panicking frames are still on the stack.
+func panicInBolt(p any) bool {
+	if f, ok := p.(interface{ Addr() uintptr }); ok && f != nil {
+		return true // a fault (SetPanicOnFault): reading the mapped file
+	}
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	afterPanic := false
+	for {
+		fr, more := frames.Next()
+		switch {
+		case fr.Function == "runtime.gopanic":
+			afterPanic = true
+		case afterPanic && !strings.HasPrefix(fr.Function, "runtime."):
+			return strings.HasPrefix(fr.Function, "go.etcd.io/bbolt")
+		}
+		if !more {
+			return false
+		}
+	}
 }

@@ -26,7 +26,7 @@ func (s *Store) PutExperiment(e Experiment) error {
 	if e.Name == "" {
 		return fmt.Errorf("put experiment: empty name")
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte(bucketExperiments))
 		if old := b.Get([]byte(e.Name)); old != nil {
 			var prev Experiment
@@ -58,7 +58,7 @@ func (s *Store) BeginRun(r Run) (Run, error) {
 		r.Host, _ = os.Hostname()
 	}
 	var out Run
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if tx.Bucket([]byte(bucketExperiments)).Get([]byte(r.Experiment)) == nil {
 			return fmt.Errorf("begin run %s: experiment %q: %w (put it first)", r.ID, r.Experiment, ErrNotFound)
 		}
@@ -116,7 +116,7 @@ func (s *Store) EndRun(id string, status RunStatus, message string) error {
 	if status != StatusFinished && status != StatusFailed {
 		return fmt.Errorf("end run %s: status %q: want %q or %q", id, status, StatusFinished, StatusFailed)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, id)
 		if err != nil {
@@ -151,7 +151,7 @@ func (s *Store) CommitStep(runID string, rec StepRecord) error {
 	metrics := encodeMetrics(&rec)
 
 	s.waitForSnapshot()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, runID)
 		if err != nil {
@@ -253,7 +253,7 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 	if toStep < -1 {
 		return fmt.Errorf("rewind run %s to step %d: want a step ≥ −1", runID, toStep)
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, runID)
 		if err != nil {

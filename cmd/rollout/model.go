@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,11 +19,46 @@ func newModelCmd() *cobra.Command {
 	return cmd
 }
 
+// checkOutDir refuses to write a checkpoint into an existing file or a
+// non-empty directory unless force: files of another checkpoint left
+// there would mix with the new one.
+func checkOutDir(dir string, force bool) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("--out %s: %w", dir, err)
+	case !fi.IsDir():
+		return usageError{fmt.Errorf("--out %s: exists and is not a directory", dir)}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	if len(entries) > 0 && !force {
+		return usageError{fmt.Errorf("--out %s: directory is not empty (it holds %s…): choose another or add --force to overwrite", dir, entries[0].Name())}
+	}
+	return nil
+}
+
+// loadCheckpoint loads the policy checkpoint a command names (what says
+// how: "--checkpoint" or "DIR"); a directory without a checkpoint is the
+// user's input (exit 2).
+func loadCheckpoint(what, dir string) (*policy.Model, *policy.Tokenizer, error) {
+	m, tok, err := policy.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, usageError{fmt.Errorf("%s %s: no checkpoint there (rollout model init or rollout pretrain writes one): %w", what, dir, err)}
+	}
+	return m, tok, err
+}
+
 func newModelInitCmd() *cobra.Command {
 	var size, out string
 	var seed uint64
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "init --size tiny|small --seed N --out DIR",
+		Use:   "init --size tiny|small --seed N --out DIR [--force]",
 		Short: "Write a randomly initialised checkpoint (weights ~ N(0, 0.02²), norm weights 1)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -30,6 +68,9 @@ func newModelInitCmd() *cobra.Command {
 			}
 			if out == "" {
 				return usageError{fmt.Errorf("--out: a directory is required")}
+			}
+			if err := checkOutDir(out, force); err != nil {
+				return err
 			}
 			m, err := policy.NewModel(cfg, seed)
 			if err != nil {
@@ -44,7 +85,8 @@ func newModelInitCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&size, "size", "tiny", "model size: tiny or small")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "initialisation seed")
-	cmd.Flags().StringVar(&out, "out", "", "checkpoint directory to write")
+	cmd.Flags().StringVar(&out, "out", "", "checkpoint directory to write (new or empty)")
+	cmd.Flags().BoolVar(&force, "force", false, "write into a non-empty --out directory, overwriting its checkpoint files")
 	return cmd
 }
 
@@ -55,7 +97,7 @@ func newModelLogitsCmd() *cobra.Command {
 		Short: "Print the token ids of TEXT and, per position, the next-token logits (JSON)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tok, err := policy.Load(args[0])
+			m, tok, err := loadCheckpoint("DIR", args[0])
 			if err != nil {
 				return err
 			}
@@ -91,7 +133,7 @@ func newModelSampleCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			m, tok, err := policy.Load(args[0])
+			m, tok, err := loadCheckpoint("DIR", args[0])
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -37,7 +38,7 @@ func lowerIsBetter(metric string) bool {
 func openRead(cmd *cobra.Command, flag string) (*tracking.Store, error) {
 	st, err := tracking.Open(storePath(flag), tracking.Options{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, storeOpenError(flag, err)
 	}
 	if snap, who := st.Snapshot(); snap {
 		holder := "another process"
@@ -296,6 +297,9 @@ resolved configs are never pooled: the report refuses them.`,
 				return usageError{fmt.Errorf("--into: the destination store is required")}
 			}
 			ms, err := tracking.Merge(into, args, tracking.Options{})
+			if errors.Is(err, fs.ErrNotExist) {
+				return usageError{fmt.Errorf("%w: name existing stores to merge (rollout run writes them)", err)}
+			}
 			if err != nil {
 				return err
 			}
@@ -310,7 +314,7 @@ resolved configs are never pooled: the report refuses them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			before, after, err := tracking.Compact(storePath(store), tracking.Options{})
 			if err != nil {
-				return err
+				return storeOpenError(store, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "compacted %s: %d → %d bytes\n", storePath(store), before, after)
 			return nil

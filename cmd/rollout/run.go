@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -101,6 +102,9 @@ the steps in flight commit. At the end it prints the comparison table (rollout r
 			opts.Baseline = f.Baseline
 			if rep, err := report.Build(st, f.Name, opts); err == nil {
 				rep.Write(out, report.FormatTable)
+			}
+			if ctx.Err() != nil {
+				return interruptedError{errors.Join(context.Cause(ctx), runErr)}
 			}
 			return runErr
 		},

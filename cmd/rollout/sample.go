@@ -58,7 +58,7 @@ m, n, l, t; segment_tree: s, b, w).`,
 			if ckpt == "" {
 				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
 			}
-			m, tok, err := policy.Load(ckpt)
+			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 
 	"github.com/olekukonko/tablewriter"
@@ -49,13 +51,16 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if err := sampling.Validate(); err != nil {
 				return usageError{err}
 			}
-			m, tok, err := policy.Load(ckpt)
+			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
 			}
 			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
 			if rmDir != "" {
 				rm, err := reward.Load(rmDir)
+				if errors.Is(err, fs.ErrNotExist) {
+					return usageError{fmt.Errorf("--reward-model %s: no reward model there (rollout reward-model writes one): %w", rmDir, err)}
+				}
 				if err != nil {
 					return err
 				}

@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// tinyExperiment is a config that runs in a few seconds: 2 variants × 2
+// seeds of 3 steps on 1-digit addition from a briefly pretrained policy.
+const tinyExperiment = `name: dmg
+task: {name: add, params: {digits: 1}}
+pretrain: {steps: 20}
+train: {steps: 3, prompts_per_step: 2, max_resample_rounds: 0}
+eval: {every: 1, prompts: 3, samples: 2, k: 2}
+seeds: [1, 2]
+ablate: {rollout.strategy: [flat, entropy_tree]}
+`
+
+// runTiny runs tinyExperiment into dir/s.db and returns the store's path.
+func runTiny(t *testing.T, dir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(cfg, []byte(tinyExperiment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "s.db")
+	if code, out, e := rollout(t, "run", cfg, "--store", store, "--cache", dir, "--workers", "2"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, e)
+	}
+	return store
+}
+
+// readCommands are the reading commands run on a store of tinyExperiment:
+// each names the store at path; plot writes dir/p.svg.
+func readCommands(dir, id, path string) [][]string {
+	return [][]string{
+		{"ls", "--store", path},
+		{"show", id, "--store", path},
+		{"report", "dmg", "--store", path, "--format", "csv"},
+		{"plot", "dmg", "--metric", "eval/acc", "--out", filepath.Join(dir, "p.svg"), "--store", path},
+		{"trees", id, "--store", path, "--step", "2"},
+		{"export", "dmg", "--what", "groups", "--store", path},
+		{"export", id, "--what", "trajectories", "--format", "csv", "--store", path},
+		{"export", "dmg", "--what", "metrics", "--store", path},
+	}
+}
+
+// readResult is what a reading command did: its exit status, its
+// standard output (standard error when it failed) and the plot it wrote.
+type readResult struct {
+	code     int
+	out, svg string
+}
+
+func execRead(t *testing.T, dir string, args []string) readResult {
+	t.Helper()
+	os.Remove(filepath.Join(dir, "p.svg"))
+	code, out, errOut := rollout(t, args...)
+	if code != 0 {
+		out = errOut
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "p.svg"))
+	return readResult{code, out, string(svg)}
+}
+
+// Every reading command on truncated copies of a real store (1% to 90% of
+// its size) either prints what it prints for the intact store or fails
+// with exit 1 and a message naming the file, saying it is damaged and what
+// to do; none panics or faults. compact and merge refuse the copies, check
+// says intact (0) or damaged (1).
+func TestDamagedStoreCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an experiment")
+	}
+	dir := t.TempDir()
+	store := runTiny(t, dir)
+	st, err := tracking.Open(store, tracking.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs("dmg")
+	st.Close()
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs, %v", len(runs), err)
+	}
+	id := runs[1].ID
+	var intact []readResult
+	for _, args := range readCommands(dir, id, store) {
+		r := execRead(t, dir, args)
+		if r.code != 0 {
+			t.Fatalf("%v on the intact store: exit %d: %s", args, r.code, r.out)
+		}
+		intact = append(intact, r)
+	}
+	if code, out, e := rollout(t, "check", "--store", store); code != 0 || !strings.Contains(out, "intact (1 experiments, 4 runs") {
+		t.Fatalf("check of the intact store: exit %d\n%s%s", code, out, e)
+	}
+	whole, err := os.ReadFile(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pct := range []int{1, 5, 10, 50, 90} {
+		cut := filepath.Join(dir, fmt.Sprintf("cut%d.db", pct))
+		if err := os.WriteFile(cut, whole[:len(whole)*pct/100], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for i, args := range readCommands(dir, id, cut) {
+			r := execRead(t, dir, args)
+			switch {
+			case r.code == 0:
+				if r.out != intact[i].out || r.svg != intact[i].svg {
+					t.Errorf("%d%%: %v succeeded with output unlike the intact store's", pct, args)
+				}
+			case r.code != 1 || !strings.Contains(r.out, "store "+cut+" is damaged") || !strings.Contains(r.out, "restore it from a copy") || !strings.Contains(r.out, "rollout check"):
+				t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, r.code, r.out)
+			}
+		}
+		checkDamagedWrites(t, pct, cut)
+	}
+}
+
+// checkDamagedWrites runs compact, merge and check on a damaged store.
+func checkDamagedWrites(t *testing.T, pct int, cut string) {
+	t.Helper()
+	merged := filepath.Join(filepath.Dir(cut), "merged.db")
+	for _, args := range [][]string{{"compact", "--store", cut}, {"merge", cut, "--into", merged}} {
+		if code, _, e := rollout(t, args...); code != 1 || !strings.Contains(e, "store "+cut+" is damaged") {
+			t.Errorf("%d%%: %v: exit %d, %q: want exit 1 and the damaged-store message", pct, args, code, e)
+		}
+	}
+	if _, err := os.Stat(merged); err == nil {
+		t.Errorf("%d%%: merge of a damaged store created the destination", pct)
+	}
+	code, out, e := rollout(t, "check", "--store", cut)
+	if code != 1 || !strings.Contains(out, "damaged") || !strings.Contains(out, "truncated") || !strings.Contains(e, cut) {
+		t.Errorf("%d%%: check: exit %d\n%s%s", pct, code, out, e)
+	}
+}
+
+// The exit status follows from the error's type: input 2, interrupt 130,
+// a damaged or locked store 1 even when a command marked it as input.
+func TestExitStatus(t *testing.T) {
+	damaged := &tracking.DamagedError{Path: "s.db", Problem: "truncated"}
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("disk full"), 1},
+		{usageError{errors.New("--n 0")}, 2},
+		{fmt.Errorf("loading: %w", usageError{errors.New("bad key")}), 2},
+		{usageError{fmt.Errorf("report: %w", damaged)}, 1},
+		{usageError{&tracking.LockedError{Path: "s.db"}}, 1},
+		{interruptedError{context.Canceled}, 130},
+		{damageFound{"s.db", 3}, 1},
+	} {
+		if got := exitStatus(tc.err); got != tc.want {
+			t.Errorf("exitStatus(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// Wrong commands and arguments exit 2; a missing store names the path
+// tried and how to name another, and compact and merge create nothing.
+func TestUsageAndMissingStore(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("ROLLOUT_STORE", "")
+	missing := filepath.Join(dir, "nothere.db")
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want []string
+	}{
+		{"", []string{"nosuch"}, []string{`unknown command "nosuch" for "rollout"`}},
+		{"", []string{"model", "nosuch"}, []string{`unknown command "nosuch" for "rollout model"`}},
+		{"", []string{"ls", "a", "b"}, []string{"accepts at most 1 arg(s), received 2"}},
+		{"", []string{"show"}, []string{"accepts 1 arg(s), received 0"}},
+		{"", []string{"compact", "extra"}, []string{`unknown command "extra"`}},
+		{"", []string{"ls"}, []string{"no store at rollout.db (the default)", "--store PATH", "$ROLLOUT_STORE", "rollout run CONFIG"}},
+		{"", []string{"show", "abc", "--store", missing}, []string{"no store at " + missing + " (--store)"}},
+		{missing, []string{"report", "x"}, []string{"no store at " + missing + " ($ROLLOUT_STORE)"}},
+		{"", []string{"compact", "--store", missing}, []string{"no store at " + missing + " (--store)"}},
+		{"", []string{"check", "--store", missing}, []string{"no store at " + missing}},
+		{"", []string{"merge", missing, "--into", filepath.Join(dir, "m.db")}, []string{missing, "no such file", "name existing stores"}},
+		{"", []string{"merge", missing}, []string{"--into"}},
+		{"", []string{"model", "logits", missing, "--text", "1"}, []string{"DIR " + missing + ": no checkpoint there"}},
+		{"", []string{"sample", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
+		{"", []string{"ttc", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
+	} {
+		t.Setenv("ROLLOUT_STORE", tc.env)
+		code, _, errOut := rollout(t, tc.args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%q)", tc.args, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr %q, want %q", tc.args, errOut, w)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("commands on missing stores created %v", entries[0].Name())
+	}
+}
+
+// --version prints the module version and the commit.
+func TestVersion(t *testing.T) {
+	code, out, _ := rollout(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "rollout ") || !strings.Contains(out, "commit") {
+		t.Fatalf("--version: exit %d, %q", code, out)
+	}
+	bi := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}
+	for _, tc := range []struct {
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{nil, "rollout v1.2.3, commit unknown (built without version control information)"},
+		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}}, "rollout v1.2.3, commit abc123"},
+		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}, "rollout v1.2.3, commit abc123 with uncommitted changes"},
+	} {
+		bi.Settings = tc.settings
+		if got := version(bi, true); got != tc.want {
+			t.Errorf("version(%v) = %q, want %q", tc.settings, got, tc.want)
+		}
+	}
+}
+
+// model init refuses a non-empty --out unless --force.
+func TestModelInitOut(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full")
+	os.Mkdir(full, 0o755)
+	os.WriteFile(filepath.Join(full, "notes.txt"), []byte("mine"), 0o644)
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--out", full}, 2, "directory is not empty (it holds notes.txt…): choose another or add --force"},
+		{[]string{"--out", file}, 2, "exists and is not a directory"},
+		{[]string{"--out", full, "--force"}, 0, ""},
+		{[]string{"--out", filepath.Join(dir, "new")}, 0, ""},
+		{[]string{"--out", filepath.Join(dir, "new")}, 2, "not empty"},
+	} {
+		code, _, errOut := rollout(t, append([]string{"model", "init", "--size", "tiny"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d, %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(full, "notes.txt")); string(b) != "mine" {
+		t.Error("--force removed a file it does not write")
+	}
+}
+
+// task show and verify take --param and --config; the README's examples
+// print what the README shows.
+func TestTaskParams(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("name: c\ntask: {name: countdown, params: {numbers: 4}}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"verify", "countdown", "--param", "numbers=4", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 0, `{"reward":1,"reason":"correct","answer":"23"}` + "\n"},
+		{[]string{"verify", "add", "--param", "digits=3", "--prompt", "758+467", "--response", "15 12 12=1225"}, 0, `"reason":"correct"`},
+		{[]string{"verify", "countdown", "--param", "numbers=4", "--prompt", "4 7 9 7:23", "--response", "7+7+9=23"}, 0, `"reason":"correct"`},
+		{[]string{"verify", "path", "--prompt", "ab ac bd ce cf dg:a>g", "--response", "abdg"}, 0, `"reason":"correct"`},
+		{[]string{"verify", "--config", cfg, "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 0, `"reason":"correct"`},
+		{[]string{"show", "add", "--n", "5", "--seed", "1", "--split", "eval"}, 0, "# add, eval split, seed 1"},
+		{[]string{"show", "--config", "../../experiments/configs/quickstart.yaml", "--n", "3"}, 0, "# add, train split, seed 1 (prompt ≤ 5"},
+		{[]string{"show", "add", "--param", "digits=2", "--n", "1"}, 0, "prompt ≤ 5"},
+		{[]string{"show", "--config", cfg, "--param", "max_target=20", "--n", "1"}, 0, "# countdown"},
+		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, "longer than the task's 8"},
+		{[]string{"show", "countdown", "--param", "number=4"}, 2, "--param number=4: unknown parameter (want one of numbers, min_number"},
+		{[]string{"show", "countdown", "--param", "numbers=x"}, 2, "--param numbers=x: want a value of type int"},
+		{[]string{"show", "countdown", "--param", "numbers"}, 2, `--param "numbers": want key=value`},
+		{[]string{"show", "countdown", "--param", "numbers=9"}, 2, "numbers"},
+		{[]string{"show", "add", "--config", cfg}, 2, "has task countdown: give one"},
+		{[]string{"show"}, 2, "name a TASK (add, countdown, path) or give --config FILE"},
+	} {
+		code, out, errOut := rollout(t, append([]string{"task"}, tc.args...)...)
+		got := out
+		if code != 0 {
+			got = errOut
+		}
+		if code != tc.code || !strings.Contains(got, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d, %q", tc.args, code, got, tc.code, tc.want)
+		}
+	}
+}
+
+// signalOnWrite sends the process an interrupt at its first write: the
+// run command writes its progress only once it listens for interrupts.
+type signalOnWrite struct {
+	once sync.Once
+	bytes.Buffer
+}
+
+func (w *signalOnWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
+	return w.Buffer.Write(p)
+}
+
+// An interrupted run exits 130 after saying how to resume.
+func TestRunInterruptedExits130(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an experiment")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(cfg, []byte(tinyExperiment), 0o644)
+	var out bytes.Buffer
+	errOut := &signalOnWrite{}
+	code := run([]string{"run", cfg, "--store", filepath.Join(dir, "s.db"), "--cache", dir, "--workers", "1"}, &out, errOut)
+	if code != 130 || !strings.Contains(out.String(), "run the same command again to resume") || !strings.Contains(errOut.String(), "interrupt") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+}
