@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,74 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	code, out, e = rollout(t, "report", "cli", "--store", store)
 	if code != 0 || !strings.Contains(e, "reading a snapshot") || !strings.Contains(out, "strategy=flat") {
 		t.Fatalf("report while a writer holds the store: exit %d\n%s\n%s", code, out, e)
+	}
+}
+
+// The groups a run stored print exactly as rollout sample prints the same
+// group made afresh (text and JSON), for every strategy, fork scores by
+// surprisal and at random, a budget-limited group, mixed reward terms and
+// filtered groups.
+func TestTreesPrintWhatSamplePrinted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an experiment")
+	}
+	dir := t.TempDir()
+	t.Setenv("ROLLOUT_CACHE", dir)
+	cfg := filepath.Join(dir, "same.yaml")
+	os.WriteFile(cfg, []byte(`name: same
+task: {name: add, params: {digits: 1}}
+pretrain: {steps: 40, lr: 3.0e-3, eval_prompts: 8}
+reward: {verifier: 1, length: 0.1}
+train: {steps: 1, prompts_per_step: 2, max_resample_rounds: 1}
+eval: {every: 1, prompts: 2, samples: 1, k: 1}
+seeds: [5]
+variants:
+  - {name: flat, set: {rollout.strategy: flat, rollout.params: {n: 3}}}
+  - {name: surprisal, set: {rollout.strategy: entropy_tree, rollout.params: {m: 2, n: 1, l: 1, t: 2, score: surprisal}, train.advantage: tree}}
+  - {name: random, set: {rollout.strategy: random_tree, rollout.params: {m: 1, n: 2, l: 1, t: 1}}}
+  - {name: segment, set: {rollout.strategy: segment_tree, rollout.params: {s: 2, b: 2, w: 4}, rollout.budget: 20}}
+`), 0o644)
+	store := filepath.Join(dir, "s.db")
+	if code, out, e := rollout(t, "run", cfg, "--store", store, "--workers", "2"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, e)
+	}
+	st, err := tracking.Open(store, tracking.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := st.Runs("same")
+	counts := map[string]int{}
+	filtered, total := 0, 0
+	for _, r := range runs {
+		gs, err := st.Groups(r.ID, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[r.ID] = len(gs)
+		total += len(gs)
+		for _, g := range gs {
+			if g.Filtered {
+				filtered++
+			}
+		}
+	}
+	st.Close()
+	if len(runs) != 4 {
+		t.Fatalf("%d runs, want 4", len(runs))
+	}
+	for _, r := range runs {
+		for g := range counts[r.ID] {
+			for _, format := range []string{"text", "json"} {
+				gs := strconv.Itoa(g)
+				_, stored, e1 := rollout(t, "trees", r.ID, "--store", store, "--step", "1", "--group", gs, "--format", format)
+				_, fresh, e2 := rollout(t, "sample", "--config", cfg, "--variant", r.Variant, "--seed", "5", "--split", "train", "--index", gs, "--step", "0", "--format", format)
+				if stored == "" || stored != fresh {
+					t.Errorf("%s group %d (%s): trees printed\n%s%s\nsample printed\n%s%s", r.Variant, g, format, stored, e1, fresh, e2)
+				}
+			}
+		}
+	}
+	if filtered == 0 || filtered == total {
+		t.Errorf("%d of %d groups filtered: want some of each", filtered, total)
 	}
 }

@@ -2,113 +2,154 @@ package main
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
-	"github.com/rollout-rl/rollout/search"
 )
 
+// sampleShorthands maps sample's own flags to the config keys they set.
+var sampleShorthands = []struct{ flag, key string }{
+	{"strategy", "rollout.strategy"},
+	{"temperature", "rollout.temperature"},
+	{"top-k", "rollout.top_k"},
+	{"top-p", "rollout.top_p"},
+	{"budget", "rollout.budget"},
+	{"advantage", "train.advantage"},
+}
+
 func newSampleCmd() *cobra.Command {
-	var ckpt, taskName, cfgPath, strategy, prompt, advantage string
-	var sets []string
-	var budget int64
+	var ckpt, taskName, cfgPath, variant, prompt, split, format, cache string
+	var sets, params []string
 	var seed uint64
-	var format string
-	sampling := policy.DefaultSampling
+	var step, index int
 	cmd := &cobra.Command{
-		Use:   "sample --checkpoint DIR --task TASK --strategy NAME [--param key=value]... [--budget TOKENS] [--seed S] [--format text|json]",
+		Use:   "sample [--config FILE [--variant V] | --task TASK] [--checkpoint DIR] [--strategy NAME] [--param key=value]... [--set key=value]... [--prompt TEXT | --split train|eval --index I] [--seed S] [--step N] [--format text|json]",
 		Short: "Run one rollout group on one prompt and print its tree",
-		Long: `Runs one group of the strategy on one prompt (--prompt, or the task's first eval
-prompt for --seed), grades every leaf with the task's verifier, computes advantages and
-prints the tree: indentation per fork, the fork score at each fork, leaf text and reward.
---param gives strategy parameters (flat: n; entropy_tree: m, n, l, t, score; random_tree:
-m, n, l, t; segment_tree: s, b, w).`,
+		Long: `Makes one rollout group on one prompt exactly as a run of the config does (the same
+sampling request, random streams, rewards, advantages and filtering rule), and prints the
+tree — indentation per fork, the fork score at each fork, leaf text, reward and reason — or,
+with --format json, the group's record. The config is --config's variant (--variant,
+default the first), or, with --task, the defaults for that task. --strategy, --param k=v,
+--temperature, --top-k, --top-p, --budget and --advantage are shorthands for --set
+rollout.strategy=…, rollout.params.k=v, rollout.temperature=…, rollout.top_k=…,
+rollout.top_p=…, rollout.budget=… and train.advantage=…; --set overrides any key.
+The policy is --checkpoint, or the config's base policy (its checkpoint:, or pretrained and
+cached as rollout run does). The prompt is --prompt, or prompt --index of --split drawn
+with --seed. With a run's seed, --split train --step 0 and the base policy, group I equals
+group I of the run's step 1: rollout trees RUN --step 1 --group I prints the same text.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			params := map[string]string{}
-			for _, s := range sets {
-				k, v, ok := strings.Cut(s, "=")
-				if !ok {
-					return usageError{fmt.Errorf("--param %q: want key=value", s)}
-				}
-				params[k] = v
-			}
-			st, err := search.NewStrategy(strategy, params)
-			if err != nil {
-				return usageError{fmt.Errorf("--strategy: %w", err)}
-			}
-			est, err := search.ByName(advantage)
-			if err != nil {
-				return usageError{fmt.Errorf("--advantage: %w", err)}
-			}
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format %q: want text or json", format)}
 			}
-			if err := sampling.Validate(); err != nil {
-				return usageError{err}
-			}
-			t, err := taskFromFlags(cmd, taskName, cfgPath)
+			sp, err := parseSplit(split)
 			if err != nil {
 				return err
 			}
+			c, err := sampleConfig(cmd, cfgPath, taskName, variant, params, sets)
+			if err != nil {
+				return err
+			}
+			dir := ""
 			if ckpt == "" {
-				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
-			}
-			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
-			if err != nil {
+				if dir, err = cacheDir(cache); err != nil {
+					return err
+				}
+			} else if _, _, err := loadCheckpoint("--checkpoint", ckpt); err != nil {
 				return err
 			}
-			var p task.Prompt
-			if prompt != "" {
-				p, err = t.ParsePrompt(prompt)
-			} else {
-				p, err = t.Prompt(task.Eval, seed, 0)
-			}
-			if err != nil {
-				return usageError{fmt.Errorf("--prompt: %w", err)}
-			}
-			ids, err := tok.EncodePrompt(p.Text)
-			if err != nil {
-				return usageError{fmt.Errorf("--prompt: %w", err)}
-			}
-			req := search.Request{
-				Prompts:  []search.Prompt{{Tokens: ids, AnswerStart: rl.AnswerStart(t, tok, p)}},
-				Sampler:  policy.NewEngine(m),
-				Sampling: sampling, EOS: []int{policy.EOS}, MaxTokens: t.MaxResponseLen() + 1,
-				Budget: budget, Seed: seed, FLOPs: m.Config.ForwardFLOPs,
-			}
-			groups, err := st.Generate(cmd.Context(), req)
+			rec, err := runner.Sample(cmd.Context(), c, runner.SampleOptions{
+				Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt, Checkpoint: ckpt, CacheDir: dir,
+			})
 			if err != nil {
 				return usageError{err}
 			}
-			g := groups[0]
-			if err := rl.Score(t, nil, tok, p, g, est); err != nil {
-				return err
-			}
-			rec := rl.ScoredGroup{Group: g, Prompt: p}.Record(tok)
 			if format == "json" {
 				return rec.WriteJSON(cmd.OutOrStdout())
 			}
-			return rec.WriteText(cmd.OutOrStdout(), tok.DisplayText)
+			return rec.WriteText(cmd.OutOrStdout(), policy.DefaultTokenizer().DisplayText)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
-	f.StringVar(&taskName, "task", "add", "task: add, countdown, path (with its default parameters)")
-	f.StringVar(&cfgPath, "config", "", "take the task and its parameters from this experiment config instead of --task")
-	f.StringVar(&strategy, "strategy", "entropy_tree", "flat, entropy_tree, random_tree, segment_tree")
-	f.StringArrayVar(&sets, "param", nil, "strategy parameter key=value (repeatable)")
-	f.StringVar(&prompt, "prompt", "", "prompt text (default: the task's first eval prompt)")
-	f.StringVar(&advantage, "advantage", "grpo", "advantage estimator for the leaves")
-	f.Int64Var(&budget, "budget", 0, "per-prompt generated-token budget (0: none)")
-	f.Uint64Var(&seed, "seed", 1, "seed of the random streams")
+	f.StringVar(&cfgPath, "config", "", "experiment config to sample as (default: --task with default settings)")
+	f.StringVar(&variant, "variant", "", "variant of --config (default: the first)")
+	f.StringVar(&taskName, "task", "add", "task with its default parameters, when there is no --config")
+	f.StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory (default: the config's base policy)")
+	f.StringVar(&cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
+	f.String("strategy", "", "shorthand for --set rollout.strategy=NAME (flat, entropy_tree, random_tree, segment_tree)")
+	f.StringArrayVar(&params, "param", nil, "shorthand for --set rollout.params.key=value: a strategy parameter (repeatable)")
+	f.Float64("temperature", 1, "shorthand for --set rollout.temperature=T")
+	f.Int("top-k", 0, "shorthand for --set rollout.top_k=K (0: off)")
+	f.Float64("top-p", 1, "shorthand for --set rollout.top_p=P (1: off)")
+	f.Int64("budget", 0, "shorthand for --set rollout.budget=TOKENS, the per-prompt budget (0: none)")
+	f.String("advantage", "", "shorthand for --set train.advantage=NAME")
+	f.StringVar(&prompt, "prompt", "", "prompt text (default: prompt --index of --split)")
+	f.StringVar(&split, "split", "eval", "split of the prompt: train or eval")
+	f.IntVar(&index, "index", 0, "index of the prompt in its split")
+	f.Uint64Var(&seed, "seed", 1, "seed (a run's seed reproduces its groups)")
+	f.IntVar(&step, "step", 0, "0-based RL step whose random streams are used")
 	f.StringVar(&format, "format", "text", "text (an indented tree) or json (one object)")
-	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
-	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
-	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
 	return cmd
+}
+
+// sampleConfig resolves the config `rollout sample` samples as: --config's
+// variant (or the defaults for --task) with --set and the shorthand flags
+// applied as overrides.
+func sampleConfig(cmd *cobra.Command, path, taskName, variant string, params, sets []string) (config.Experiment, error) {
+	var overrides []string
+	for _, sh := range sampleShorthands {
+		if fl := cmd.Flags().Lookup(sh.flag); fl.Changed {
+			overrides = append(overrides, sh.key+"="+fl.Value.String())
+		}
+	}
+	for _, p := range params {
+		overrides = append(overrides, "rollout.params."+p)
+	}
+	overrides = append(overrides, sets...)
+	var f *config.File
+	var err error
+	if path != "" {
+		if cmd.Flags().Changed("task") {
+			return config.Experiment{}, usageError{fmt.Errorf("--task and --config: give one (the config names its task)")}
+		}
+		f, err = loadConfig(path, overrides)
+	} else {
+		f, err = config.Parse("(sample flags)", []byte("task: {name: "+strconv.Quote(taskName)+"}\n"), overrides)
+		if err != nil {
+			err = usageError{err}
+		}
+	}
+	if err != nil {
+		return config.Experiment{}, err
+	}
+	if variant == "" {
+		return f.Variants[0].Config, nil
+	}
+	for _, v := range f.Variants {
+		if v.Name == variant {
+			return v.Config, nil
+		}
+	}
+	names := make([]string, len(f.Variants))
+	for i, v := range f.Variants {
+		names[i] = v.Name
+	}
+	return config.Experiment{}, usageError{fmt.Errorf("--variant %q: the config has %v", variant, names)}
+}
+
+// parseSplit reads --split.
+func parseSplit(s string) (task.Split, error) {
+	switch s {
+	case "train":
+		return task.Train, nil
+	case "eval":
+		return task.Eval, nil
+	}
+	return 0, usageError{fmt.Errorf("--split %q: want train or eval", s)}
 }
