@@ -195,7 +195,7 @@ func TestUsageAndMissingStore(t *testing.T) {
 		{"", []string{"check", "--store", missing}, []string{"no store at " + missing}},
 		{"", []string{"merge", missing, "--into", filepath.Join(dir, "m.db")}, []string{missing, "no such file", "name existing stores"}},
 		{"", []string{"merge", missing}, []string{"--into"}},
-		{"", []string{"model", "logits", missing, "--text", "1"}, []string{"DIR " + missing + ": no checkpoint there"}},
+		{"", []string{"model", "logits", "--checkpoint", missing, "--prompt", "1"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
 		{"", []string{"sample", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
 		{"", []string{"ttc", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
 	} {

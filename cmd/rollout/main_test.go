@@ -87,7 +87,7 @@ func TestModelAndSample(t *testing.T) {
 	if code, _, e := rollout(t, "model", "init", "--size", "tiny", "--seed", "3", "--out", dir); code != 0 {
 		t.Fatal(e)
 	}
-	code, out, e := rollout(t, "model", "logits", dir, "--text", "12+3")
+	code, out, e := rollout(t, "model", "logits", "--checkpoint", dir, "--prompt", "12+3")
 	if code != 0 {
 		t.Fatal(e)
 	}

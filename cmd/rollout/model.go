@@ -46,6 +46,9 @@ func checkOutDir(dir string, force bool) error {
 // how: "--checkpoint" or "DIR"); a directory without a checkpoint is the
 // user's input (exit 2).
 func loadCheckpoint(what, dir string) (*policy.Model, *policy.Tokenizer, error) {
+	if dir == "" {
+		return nil, nil, usageError{fmt.Errorf("%s: a checkpoint directory is required", what)}
+	}
 	m, tok, err := policy.Load(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, usageError{fmt.Errorf("%s %s: no checkpoint there (rollout model init or rollout pretrain writes one): %w", what, dir, err)}
@@ -91,41 +94,42 @@ func newModelInitCmd() *cobra.Command {
 }
 
 func newModelLogitsCmd() *cobra.Command {
-	var text string
+	var ckpt, text string
 	cmd := &cobra.Command{
-		Use:   "logits DIR --text TEXT",
-		Short: "Print the token ids of TEXT and, per position, the next-token logits (JSON)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "logits --checkpoint DIR --prompt TEXT",
+		Short: "Print the token ids of BOS and TEXT and, per position, the next-token logits (JSON)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tok, err := loadCheckpoint("DIR", args[0])
+			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
 			}
 			ids, err := tok.Encode(text)
 			if err != nil {
-				return usageError{fmt.Errorf("--text: %w", err)}
+				return usageError{fmt.Errorf("--prompt: %w", err)}
 			}
 			ids = append([]int{policy.BOS}, ids...)
 			logits, err := policy.NewEngine(m).Logits(ids)
 			if err != nil {
-				return usageError{fmt.Errorf("--text: %w", err)}
+				return usageError{fmt.Errorf("--prompt: %w", err)}
 			}
 			return writeJSON(cmd.OutOrStdout(), map[string]any{"tokens": ids, "logits": logits})
 		},
 	}
-	cmd.Flags().StringVar(&text, "text", "", "text to run through the model (BOS is prepended)")
+	checkpointFlag(cmd, &ckpt)
+	cmd.Flags().StringVar(&text, "prompt", "", "text to run through the model (BOS is prepended, no SEP appended)")
 	return cmd
 }
 
 func newModelSampleCmd() *cobra.Command {
-	var prompt string
+	var ckpt, prompt string
 	var n int
 	var seed uint64
 	cfg := policy.DefaultSampling
 	cmd := &cobra.Command{
-		Use:   "sample DIR --prompt TEXT",
+		Use:   "sample --checkpoint DIR --prompt TEXT",
 		Short: "Sample responses with per-token log-probabilities and entropies",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
 				return usageError{fmt.Errorf("-n %d: need at least 1 sample", n)}
@@ -133,7 +137,7 @@ func newModelSampleCmd() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			m, tok, err := loadCheckpoint("DIR", args[0])
+			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
 			}
@@ -162,6 +166,7 @@ func newModelSampleCmd() *cobra.Command {
 			return nil
 		},
 	}
+	checkpointFlag(cmd, &ckpt)
 	cmd.Flags().StringVar(&prompt, "prompt", "", "prompt text (BOS before, SEP after)")
 	cmd.Flags().IntVarP(&n, "n", "n", 1, "number of samples")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "sampling seed")
@@ -169,6 +174,12 @@ func newModelSampleCmd() *cobra.Command {
 	cmd.Flags().IntVar(&cfg.TopK, "top-k", 0, "keep the k most probable tokens (0: off)")
 	cmd.Flags().Float64Var(&cfg.TopP, "top-p", 1, "nucleus sampling mass (1: off)")
 	return cmd
+}
+
+// checkpointFlag adds --checkpoint, the flag every command that reads a
+// policy checkpoint names it by.
+func checkpointFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "checkpoint", "", "policy checkpoint directory (model.safetensors, config.json, vocab.json)")
 }
 
 func writeJSON(w io.Writer, v any) error {
