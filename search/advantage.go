@@ -30,15 +30,15 @@ func SetAdvantages(g *Group, e Estimator) error {
 	return nil
 }
 
-// EstimatorNames lists the names ByName knows.
+// EstimatorNames lists the names NewEstimator knows.
 func EstimatorNames() []string {
 	return []string{"grpo", "dr_grpo", "rloo", "tree", "tree_nosqrt", "tree_subgroup"}
 }
 
-// ByName returns the estimator called name: grpo, dr_grpo, rloo, tree
+// NewEstimator returns the estimator called name: grpo, dr_grpo, rloo, tree
 // (TreeRL with the √ reweighting), tree_nosqrt (TreeRL without it),
 // tree_subgroup (TreePO).
-func ByName(name string) (Estimator, error) {
+func NewEstimator(name string) (Estimator, error) {
 	switch name {
 	case "grpo":
 		return GRPO{Epsilon: DefaultEpsilon}, nil

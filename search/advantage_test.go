@@ -97,7 +97,7 @@ func TestAdvantagesHandComputed(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := workedExample()
-			est, err := search.ByName(tc.name)
+			est, err := search.NewEstimator(tc.name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestFlatGroupAdvantages(t *testing.T) {
 	one := search.NewGroup([]int{0}, "flat", []*search.Node{{Tokens: []int{1}}})
 	one.Leaves()[0].SetOutcome(0.5, "")
 	for _, name := range []string{"grpo", "dr_grpo", "rloo"} {
-		e, _ := search.ByName(name)
+		e, _ := search.NewEstimator(name)
 		a, err := e.Advantages(one)
 		if err != nil || math.Abs(a[0][0]-0.5) > 1e-5 {
 			t.Errorf("%s on one leaf = %v, %v; want the reward (verl: mean 0, std 1)", name, a, err)
@@ -168,18 +168,18 @@ func TestFlatGroupAdvantages(t *testing.T) {
 }
 
 func TestEstimatorErrors(t *testing.T) {
-	if _, err := search.ByName("ppo"); err == nil || !strings.Contains(err.Error(), `"ppo"`) {
+	if _, err := search.NewEstimator("ppo"); err == nil || !strings.Contains(err.Error(), `"ppo"`) {
 		t.Errorf("unknown estimator: %v", err)
 	}
 	g := workedExample()
 	g.Leaves()[3].Scored = false
 	for _, name := range search.EstimatorNames() {
-		e, err := search.ByName(name)
+		e, err := search.NewEstimator(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e.Name() != name {
-			t.Errorf("ByName(%q).Name() = %q", name, e.Name())
+			t.Errorf("NewEstimator(%q).Name() = %q", name, e.Name())
 		}
 		if _, err := e.Advantages(g); err == nil || !strings.Contains(err.Error(), "leaf 3 has no reward") {
 			t.Errorf("%s with an unscored leaf: %v", name, err)

@@ -23,6 +23,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	tiny, _ := policy.Size("tiny") // forward FLOPs counted as for the tiny model
 	groups, err := strategy.Generate(context.Background(), search.Request{
 		Prompts:   []search.Prompt{{Tokens: []int{0, 1}, ID: 0}},
 		Sampler:   sampler,
@@ -31,7 +32,7 @@ func Example() {
 		MaxTokens: 8,
 		Budget:    40,
 		Seed:      1,
-		FLOPs:     search.LlamaFLOPs(860160, 4, 128),
+		FLOPs:     tiny.ForwardFLOPs,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -48,7 +49,7 @@ func Example() {
 		}
 		leaf.SetOutcome(r, "")
 	}
-	est, _ := search.ByName("tree")
+	est, _ := search.NewEstimator("tree")
 	if err := search.SetAdvantages(g, est); err != nil {
 		fmt.Println(err)
 		return

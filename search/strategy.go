@@ -61,17 +61,8 @@ type Request struct {
 	// Nil means the answer never begins.
 	AnswerStart func(response []int) int
 	// FLOPs returns the forward FLOPs of one position attending to ctx
-	// positions (itself included), e.g. LlamaFLOPs; nil counts no FLOPs.
+	// positions (itself included), e.g. policy.Config.ForwardFLOPs; nil counts no FLOPs.
 	FLOPs func(ctx int) int64
-}
-
-// LlamaFLOPs returns the forward FLOPs of one position of a Llama-style
-// model attending to ctx positions: 2·matmulParams + 4·layers·dim·ctx
-// (matmuls only; see shared/anchors/ANCHORS.md).
-func LlamaFLOPs(matmulParams int64, layers, dim int) func(ctx int) int64 {
-	return func(ctx int) int64 {
-		return 2*matmulParams + 4*int64(layers)*int64(dim)*int64(ctx)
-	}
 }
 
 // validate checks the parts of a request every strategy needs.

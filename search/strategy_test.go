@@ -223,7 +223,8 @@ func TestFLOPs(t *testing.T) {
 	if g.Usage.FLOPs != 6+2*15 || g.Usage.DecodeTokens != 6 {
 		t.Errorf("FLOPs %d, decode %d; want 36 and 6", g.Usage.FLOPs, g.Usage.DecodeTokens)
 	}
-	tiny := search.LlamaFLOPs(860160, 4, 128)
+	cfg, _ := policy.Size("tiny")
+	tiny := cfg.ForwardFLOPs
 	if got := tiny(64); got != 1851392 {
 		t.Errorf("tiny forward at ctx 64 = %d, want 1,851,392 (ANCHORS.md)", got)
 	}

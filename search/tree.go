@@ -42,7 +42,7 @@
 //
 // # Advantages
 //
-// Estimators (ByName: grpo, dr_grpo, rloo, tree, tree_nosqrt,
+// Estimators (NewEstimator: grpo, dr_grpo, rloo, tree, tree_nosqrt,
 // tree_subgroup) are pure functions of a scored group; SetAdvantages stores
 // one value per response token in every leaf.
 package search

@@ -50,13 +50,13 @@ func benchStore(b *testing.B, steps int) *Store {
 func BenchmarkExportTrajectories(b *testing.B) {
 	const steps = 20
 	s := benchStore(b, steps)
-	for _, f := range []Format{JSONL, CSV} {
+	for _, f := range []ExportFormat{JSONL, CSV} {
 		b.Run(string(f), func(b *testing.B) {
 			var bytes int64
 			cpu := processCPU()
 			for range b.N {
 				cw := &countWriter{}
-				if err := s.Export(cw, []string{"run"}, Trajectories, f); err != nil {
+				if err := s.Export(cw, []string{"run"}, ExportTrajectories, f); err != nil {
 					b.Fatal(err)
 				}
 				bytes = cw.n

@@ -18,55 +18,57 @@ import (
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// Format is an export format.
-type Format string
+// ExportFormat is an export format.
+type ExportFormat string
 
 // Export formats.
 const (
 	// JSONL writes one JSON object per line.
-	JSONL Format = "jsonl"
+	JSONL ExportFormat = "jsonl"
 	// CSV writes a header row, then one row per record; arrays are
 	// space-separated numbers in one cell.
-	CSV Format = "csv"
+	CSV ExportFormat = "csv"
 )
 
-// ParseFormat checks an export format name.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
+// ParseExportFormat checks an export format name.
+func ParseExportFormat(s string) (ExportFormat, error) {
+	switch f := ExportFormat(s); f {
 	case JSONL, CSV:
 		return f, nil
 	}
 	return "", fmt.Errorf("export format %q: want %q or %q", s, JSONL, CSV)
 }
 
-// What selects the records to export.
-type What string
+// ExportKind selects the records to export.
+type ExportKind string
 
 // Exportable record kinds.
 const (
-	// Metrics is one record per run and step: cumulative tokens, wall
-	// time and every metric.
-	Metrics What = "metrics"
-	// Trajectories is one record per leaf (response): the root-to-leaf
-	// tokens, log-probs, entropies and advantages, with reward and reason.
-	Trajectories What = "trajectories"
-	// Groups is one record per rollout group, in the JSON form of
-	// `rollout sample --json` plus run, step and group index (JSON lines only).
-	Groups What = "groups"
+	// ExportMetrics is one record per run and step: cumulative tokens,
+	// wall time and every metric.
+	ExportMetrics ExportKind = "metrics"
+	// ExportTrajectories is one record per leaf (response): the
+	// root-to-leaf tokens, log-probs, entropies and advantages, with
+	// reward and reason.
+	ExportTrajectories ExportKind = "trajectories"
+	// ExportGroups is one record per rollout group: its record's JSON
+	// (record.Group.AppendJSON, as `rollout sample --format json` prints
+	// it) with run, step and group index (JSON lines only).
+	ExportGroups ExportKind = "groups"
 )
 
-// ParseWhat checks an export record kind.
-func ParseWhat(s string) (What, error) {
-	switch w := What(s); w {
-	case Metrics, Trajectories, Groups:
+// ParseExportKind checks an export record kind.
+func ParseExportKind(s string) (ExportKind, error) {
+	switch w := ExportKind(s); w {
+	case ExportMetrics, ExportTrajectories, ExportGroups:
 		return w, nil
 	}
-	return "", fmt.Errorf("export %q: want %q, %q or %q", s, Metrics, Trajectories, Groups)
+	return "", fmt.Errorf("export %q: want %q, %q or %q", s, ExportMetrics, ExportTrajectories, ExportGroups)
 }
 
 // Export streams the chosen records of the given runs to w.
-func (s *Store) Export(w io.Writer, runIDs []string, what What, format Format) error {
-	if _, err := ParseFormat(string(format)); err != nil {
+func (s *Store) Export(w io.Writer, runIDs []string, what ExportKind, format ExportFormat) error {
+	if _, err := ParseExportFormat(string(format)); err != nil {
 		return err
 	}
 	runs := make([]Run, len(runIDs))
@@ -80,17 +82,17 @@ func (s *Store) Export(w io.Writer, runIDs []string, what What, format Format) e
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var err error
 	switch what {
-	case Metrics:
+	case ExportMetrics:
 		err = s.exportMetrics(bw, runs, format)
-	case Trajectories:
+	case ExportTrajectories:
 		err = s.exportTrajectories(bw, runs, format)
-	case Groups:
+	case ExportGroups:
 		if format != JSONL {
 			return fmt.Errorf("export groups: only as %s (a group is a tree, not a row)", JSONL)
 		}
 		err = s.exportGroups(bw, runs)
 	default:
-		_, err = ParseWhat(string(what))
+		_, err = ParseExportKind(string(what))
 	}
 	if err != nil {
 		return fmt.Errorf("export %s: %w", what, err)
@@ -112,7 +114,7 @@ func appendRunFields(b []byte, r *Run) []byte {
 	return strconv.AppendInt(b, r.Seed, 10)
 }
 
-func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format Format) error {
+func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format ExportFormat) error {
 	if format == CSV {
 		return s.exportMetricsCSV(w, runs)
 	}
@@ -303,7 +305,7 @@ func (f *trajectoryFormatter) group(r *Run, step, index int, g *record.Group) er
 	return nil
 }
 
-func (s *Store) exportTrajectories(w io.Writer, runs []Run, format Format) error {
+func (s *Store) exportTrajectories(w io.Writer, runs []Run, format ExportFormat) error {
 	if format == CSV {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(trajectoryColumns()); err != nil {

@@ -32,7 +32,7 @@ func exportStore(t testing.TB) *Store {
 func TestExportTrajectoriesJSONL(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, Trajectories, JSONL); err != nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportTrajectories, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	type rec struct {
@@ -73,7 +73,7 @@ func TestExportTrajectoriesJSONL(t *testing.T) {
 func TestExportTrajectoriesCSV(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, Trajectories, CSV); err != nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportTrajectories, CSV); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -94,7 +94,7 @@ func TestExportTrajectoriesCSV(t *testing.T) {
 func TestExportMetrics(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, Metrics, JSONL); err != nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportMetrics, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -114,7 +114,7 @@ func TestExportMetrics(t *testing.T) {
 		t.Errorf("line 1 %s: Inf must be null: %v", lines[1], err)
 	}
 	buf.Reset()
-	if err := s.Export(&buf, []string{"r1"}, Metrics, CSV); err != nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportMetrics, CSV); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -127,7 +127,7 @@ func TestExportMetrics(t *testing.T) {
 func TestExportGroups(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, Groups, JSONL); err != nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportGroups, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -145,20 +145,20 @@ func TestExportGroups(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &g); err != nil || g.Run != "r1" || g.Prompt != "3 4 7 → 21" || g.Nodes[0].Parent != nil || *g.Nodes[2].Parent != 1 || len(g.Leaves) != 3 {
 		t.Errorf("group line %s: %v", lines[0], err)
 	}
-	if err := s.Export(&buf, []string{"r1"}, Groups, CSV); err == nil {
+	if err := s.Export(&buf, []string{"r1"}, ExportGroups, CSV); err == nil {
 		t.Error("groups as CSV accepted")
 	}
 }
 
 func TestExportErrors(t *testing.T) {
 	s := exportStore(t)
-	if err := s.Export(&bytes.Buffer{}, []string{"nope"}, Trajectories, JSONL); !errors.Is(err, ErrNotFound) {
+	if err := s.Export(&bytes.Buffer{}, []string{"nope"}, ExportTrajectories, JSONL); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown run: %v", err)
 	}
 	if err := s.Export(&bytes.Buffer{}, []string{"r1"}, "rows", JSONL); err == nil {
 		t.Error("unknown kind accepted")
 	}
-	if err := s.Export(&bytes.Buffer{}, []string{"r1"}, Metrics, "xml"); err == nil {
+	if err := s.Export(&bytes.Buffer{}, []string{"r1"}, ExportMetrics, "xml"); err == nil {
 		t.Error("unknown format accepted")
 	}
 	// A failing writer stops a long export with its error, without hanging.
@@ -176,7 +176,7 @@ func TestExportErrors(t *testing.T) {
 	errFull := errors.New("disk full")
 	done := make(chan error, 1)
 	go func() {
-		done <- big.Export(&failWriter{after: 1 << 20, err: errFull}, []string{"r"}, Trajectories, JSONL)
+		done <- big.Export(&failWriter{after: 1 << 20, err: errFull}, []string{"r"}, ExportTrajectories, JSONL)
 	}()
 	select {
 	case err := <-done:

@@ -249,11 +249,11 @@ resolved configs are never pooled: the report refuses them.`,
 		Short: "Stream a run's or an experiment's metrics or trajectories",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			wh, err := tracking.ParseWhat(what)
+			wh, err := tracking.ParseExportKind(what)
 			if err != nil {
 				return usageError{fmt.Errorf("--what: %w", err)}
 			}
-			ef, err := tracking.ParseFormat(eformat)
+			ef, err := tracking.ParseExportFormat(eformat)
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}

@@ -75,7 +75,7 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if !noTree {
 				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
 			}
-			pts, err := rl.TestTimeCompute(cmd.Context(), m, tok, t, cfg)
+			pts, err := rl.MeasureTTC(cmd.Context(), m, tok, t, cfg)
 			if err != nil {
 				return usageError{err}
 			}

@@ -94,7 +94,7 @@ func New(s Setup) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := search.ByName(s.Train.Advantage); err != nil {
+	if _, err := search.NewEstimator(s.Train.Advantage); err != nil {
 		return nil, err
 	}
 	l := &Loop{s: s, trainer: tr}

@@ -360,9 +360,9 @@ func TestSnapshotRestoreContinuesExactly(t *testing.T) {
 
 // Test-time compute: more candidates cost more tokens, and best-of-N with
 // the verifier (an oracle) is never below majority vote.
-func TestTestTimeCompute(t *testing.T) {
+func TestMeasureTTC(t *testing.T) {
 	s := smallSetup(t, Config{})
-	pts, err := TestTimeCompute(context.Background(), s.Policy, s.Tokenizer, s.Task, TTCConfig{
+	pts, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, TTCConfig{
 		Prompts: 6, Ns: []int{1, 3, 6}, Sampling: policy.DefaultSampling, Seed: 2, Tree: TreeWithLeaves,
 	})
 	if err != nil {

@@ -64,7 +64,7 @@ func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Requ
 // `step`, exactly as the RL loop's step does, and marks the groups the loop
 // would filter (train.filter_groups and all rewards equal).
 func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int) ([]ScoredGroup, error) {
-	est, err := search.ByName(s.Train.Advantage)
+	est, err := search.NewEstimator(s.Train.Advantage)
 	if err != nil {
 		return nil, fmt.Errorf("rl: %w", err)
 	}

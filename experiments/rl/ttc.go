@@ -36,10 +36,10 @@ type TTCConfig struct {
 	Tree func(n int) (search.Strategy, error)
 }
 
-// TestTimeCompute measures accuracy against generated tokens for best-of-N,
+// MeasureTTC measures accuracy against generated tokens for best-of-N,
 // majority vote and (when cfg.Tree is set) tree search at answer time, on
 // the first cfg.Prompts eval prompts.
-func TestTimeCompute(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
+func MeasureTTC(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
 	setup := Setup{Task: t, Tokenizer: tok, Policy: m, Sampling: cfg.Sampling, Seed: cfg.Seed}
 	indices := make([]int, cfg.Prompts)
 	for i := range indices {
