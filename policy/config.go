@@ -21,7 +21,7 @@ type Config struct {
 	Architecture string  `json:"-"`
 }
 
-// Sizes returns the named reference sizes of DESIGN §2.
+// Sizes returns the named reference sizes: tiny (vocab 64, dim 128, 4 layers, 4 heads, hidden 384, max seq 64; 0.87 M parameters) and small (dim 256, 6 layers, 8 heads, hidden 768, max seq 128; 5.1 M).
 func Sizes() map[string]Config {
 	return map[string]Config{
 		"tiny":  {VocabSize: 64, Dim: 128, Hidden: 384, Layers: 4, Heads: 4, KVHeads: 4, MaxSeq: 64, NormEps: 1e-5, RopeTheta: 10000},
@@ -74,7 +74,7 @@ func (c Config) MatmulParams() int64 {
 
 // ForwardFLOPs is the forward cost of one token attending to ctx positions,
 // counting 2 FLOPs per multiply-add over the matrix products only (as
-// ANCHORS.md does): 2·matmul params + 4·layers·dim·ctx.
+// the performance anchors in README do): 2·matmul params + 4·layers·dim·ctx.
 func (c Config) ForwardFLOPs(ctx int) int64 {
 	return 2*c.MatmulParams() + 4*int64(c.Layers)*int64(c.Dim)*int64(ctx)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/rollout-rl/rollout/search"
 )
 
-// workedExample builds DESIGN's worked example as two trees over 5 leaves,
+// workedExample builds the worked example of the tree advantage as two trees over 5 leaves,
 // rewards A=1, B=0, C=1, D=1, E=0 (V(root) = 3/5):
 //
 //	tree 0: A (6 tokens); B forks A at 2 (4 tokens); C forks B at 2 (3 tokens)

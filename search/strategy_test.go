@@ -226,7 +226,7 @@ func TestFLOPs(t *testing.T) {
 	cfg, _ := policy.Size("tiny")
 	tiny := cfg.ForwardFLOPs
 	if got := tiny(64); got != 1851392 {
-		t.Errorf("tiny forward at ctx 64 = %d, want 1,851,392 (ANCHORS.md)", got)
+		t.Errorf("tiny forward at ctx 64 = %d, want 1,851,392 (2·860,160 + 4·4·128·64)", got)
 	}
 }
 
