@@ -21,7 +21,9 @@ type Config struct {
 	Architecture string  `json:"-"`
 }
 
-// Sizes returns the named reference sizes: tiny (vocab 64, dim 128, 4 layers, 4 heads, hidden 384, max seq 64; 0.87 M parameters) and small (dim 256, 6 layers, 8 heads, hidden 768, max seq 128; 5.1 M).
+// Sizes returns the named reference sizes: tiny (vocab 64, dim 128, 4
+// layers, 4 heads, hidden 384, max seq 64; 0.87 M parameters) and small
+// (dim 256, 6 layers, 8 heads, hidden 768, max seq 128; 5.1 M).
 func Sizes() map[string]Config {
 	return map[string]Config{
 		"tiny":  {VocabSize: 64, Dim: 128, Hidden: 384, Layers: 4, Heads: 4, KVHeads: 4, MaxSeq: 64, NormEps: 1e-5, RopeTheta: 10000},
