@@ -231,6 +231,24 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	if b, _ := os.ReadFile(png); !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Fatal("plot wrote no PNG")
 	}
+	// Refusals before any file is made: groups as CSV, an unknown variant.
+	outFile := filepath.Join(dir, "groups.csv")
+	if code, _, e := rollout(t, "export", "cli", "--what", "groups", "--format", "csv", "--out", outFile, "--store", store); code != 2 || !strings.Contains(e, "only as jsonl") {
+		t.Errorf("export groups as csv: exit %d: %s", code, e)
+	}
+	if code, _, e := rollout(t, "plot", "cli", "--metric", "eval/acc", "--variant", "nosuch", "--out", filepath.Join(dir, "n.png"), "--store", store); code != 2 || !strings.Contains(e, "nosuch") {
+		t.Errorf("plot --variant nosuch: exit %d: %s", code, e)
+	}
+	// An export that fails leaves no file behind; one that succeeds writes it.
+	if code, _, _ := rollout(t, "export", "nosuchrun", "--what", "metrics", "--out", outFile, "--store", store); code == 0 {
+		t.Error("export of no run: exit 0")
+	}
+	if code, _, _ := rollout(t, "export", "cli", "--what", "groups", "--out", outFile, "--store", store); code != 0 {
+		t.Error("export of groups failed")
+	}
+	if entries, _ := filepath.Glob(filepath.Join(dir, "*groups.csv*")); len(entries) != 1 {
+		t.Errorf("export files: %v, want only %s", entries, outFile)
+	}
 	merged := filepath.Join(dir, "m.db")
 	if code, _, e := rollout(t, "merge", store, "--into", merged); code != 0 {
 		t.Fatal(e)

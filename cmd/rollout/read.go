@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -62,71 +63,89 @@ func oneRun(st *tracking.Store, ref string) (tracking.Run, error) {
 	return runs[0], nil
 }
 
+// newReadCmds returns the commands that read the store (and merge and
+// compact, which rewrite stores).
 func newReadCmds() []*cobra.Command {
-	var store string
-	storeFlag := func(c *cobra.Command) {
-		c.Flags().StringVar(&store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
-	}
+	return []*cobra.Command{newLsCmd(), newShowCmd(), newReportCmd(), newPlotCmd(), newTreesCmd(), newExportCmd(), newMergeCmd(), newCompactCmd()}
+}
 
-	ls := &cobra.Command{
+// storeFlag adds --store to a command.
+func storeFlag(c *cobra.Command, store *string) {
+	c.Flags().StringVar(store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
+}
+
+// withStore opens the store for reading, calls fn and closes it.
+func withStore(cmd *cobra.Command, store string, fn func(st *tracking.Store) error) error {
+	st, err := openRead(cmd, store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+func newLsCmd() *cobra.Command {
+	var store string
+	cmd := &cobra.Command{
 		Use: "ls [EXPERIMENT]", Short: "List experiments and runs with status and progress", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			exps, err := st.Experiments()
-			if err != nil {
-				return err
-			}
-			var runs []tracking.Run
-			for _, e := range exps {
-				if len(args) == 1 && e.Name != args[0] {
-					continue
-				}
-				rs, err := st.Runs(e.Name)
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				exps, err := st.Experiments()
 				if err != nil {
 					return err
 				}
-				runs = append(runs, rs...)
-			}
-			if len(args) == 1 && len(runs) == 0 {
-				return usageError{fmt.Errorf("no experiment %q in %s", args[0], st.Path())}
-			}
-			return report.WriteRuns(cmd.OutOrStdout(), runs)
+				var runs []tracking.Run
+				for _, e := range exps {
+					if len(args) == 1 && e.Name != args[0] {
+						continue
+					}
+					rs, err := st.Runs(e.Name)
+					if err != nil {
+						return err
+					}
+					runs = append(runs, rs...)
+				}
+				if len(args) == 1 && len(runs) == 0 {
+					return usageError{fmt.Errorf("no experiment %q in %s", args[0], st.Path())}
+				}
+				return report.WriteRuns(cmd.OutOrStdout(), runs)
+			})
 		},
 	}
-	storeFlag(ls)
+	storeFlag(cmd, &store)
+	return cmd
+}
 
-	show := &cobra.Command{
+func newShowCmd() *cobra.Command {
+	var store string
+	cmd := &cobra.Command{
 		Use: "show RUN", Short: "Show a run: its record and its last metrics", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, err := oneRun(st, args[0])
-			if err != nil {
-				return err
-			}
-			last, err := st.LastMetrics(r.ID)
-			if err != nil && !errors.Is(err, tracking.ErrNotFound) {
-				return err
-			}
-			var lp *tracking.StepMetrics
-			if err == nil {
-				lp = &last
-			}
-			return report.WriteRunDetail(cmd.OutOrStdout(), r, lp)
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				r, err := oneRun(st, args[0])
+				if err != nil {
+					return err
+				}
+				last, err := st.LastMetrics(r.ID)
+				if err != nil && !errors.Is(err, tracking.ErrNotFound) {
+					return err
+				}
+				var lp *tracking.StepMetrics
+				if err == nil {
+					lp = &last
+				}
+				return report.WriteRunDetail(cmd.OutOrStdout(), r, lp)
+			})
 		},
 	}
-	storeFlag(show)
+	storeFlag(cmd, &store)
+	return cmd
+}
 
+func newReportCmd() *cobra.Command {
+	var store, at, baseline, format string
 	var metrics []string
-	var at, baseline, format string
-	reportCmd := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "report EXPERIMENT [--metric M]... [--at final|best|step:N|tokens:T|train_flops:F] [--baseline VARIANT] [--format table|markdown|csv|json]",
 		Short: "Compare variants: mean ± 95% t-interval over seeds and a t-test against the baseline",
 		Long: `Compares the variants of an experiment at one point of each run (--at):
@@ -148,29 +167,29 @@ resolved configs are never pooled: the report refuses them.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			opts := reportOptions()
-			opts.Metrics, opts.At, opts.Baseline = metrics, a, baseline
-			rep, err := report.Build(st, args[0], opts)
-			if err != nil {
-				return usageError{err}
-			}
-			return rep.Write(cmd.OutOrStdout(), f)
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				opts := reportOptions()
+				opts.Metrics, opts.At, opts.Baseline = metrics, a, baseline
+				rep, err := report.Build(st, args[0], opts)
+				if err != nil {
+					return usageError{err}
+				}
+				return rep.Write(cmd.OutOrStdout(), f)
+			})
 		},
 	}
-	reportCmd.Flags().StringArrayVar(&metrics, "metric", nil, "metric to report (repeatable; default eval/acc and reward/mean)")
-	reportCmd.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N, tokens:T or train_flops:F")
-	reportCmd.Flags().StringVar(&baseline, "baseline", "", "variant to test against (default: the config's baseline)")
-	reportCmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
-	storeFlag(reportCmd)
+	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "metric to report (repeatable; default eval/acc and reward/mean)")
+	cmd.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N, tokens:T or train_flops:F")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "variant to test against (default: the config's baseline)")
+	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
+	storeFlag(cmd, &store)
+	return cmd
+}
 
-	var metric, x, out string
+func newPlotCmd() *cobra.Command {
+	var store, metric, x, out string
 	var variants []string
-	plotCmd := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "plot EXPERIMENT --metric M [--x step|tokens|time] --out FILE.png|.svg",
 		Short: "Plot a metric per variant: mean over seeds with a 95% band (markers at token marks)",
 		Args:  cobra.ExactArgs(1),
@@ -185,110 +204,139 @@ resolved configs are never pooled: the report refuses them.`,
 			if !strings.HasSuffix(out, ".png") && !strings.HasSuffix(out, ".svg") {
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := report.SavePlot(st, args[0], out, report.PlotOptions{Metric: metric, X: xa, Variants: variants}); err != nil {
-				return usageError{err}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
-			return nil
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				if err := report.SavePlot(st, args[0], out, report.PlotOptions{Metric: metric, X: xa, Variants: variants}); err != nil {
+					return usageError{err}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+				return nil
+			})
 		},
 	}
-	plotCmd.Flags().StringVar(&metric, "metric", "", "metric to plot")
-	plotCmd.Flags().StringVar(&x, "x", "step", "horizontal axis: step, tokens or time")
-	plotCmd.Flags().StringVar(&out, "out", "", "output file (.png or .svg)")
-	plotCmd.Flags().StringArrayVar(&variants, "variant", nil, "only these variants (repeatable)")
-	storeFlag(plotCmd)
+	cmd.Flags().StringVar(&metric, "metric", "", "metric to plot")
+	cmd.Flags().StringVar(&x, "x", "step", "horizontal axis: step, tokens or time")
+	cmd.Flags().StringVar(&out, "out", "", "output file (.png or .svg)")
+	cmd.Flags().StringArrayVar(&variants, "variant", nil, "only these variants (repeatable)")
+	storeFlag(cmd, &store)
+	return cmd
+}
 
+func newTreesCmd() *cobra.Command {
+	var store, format string
 	var step, group int
-	var tformat string
-	trees := &cobra.Command{
-		Use:   "trees RUN [--step S] [--group G]",
+	cmd := &cobra.Command{
+		Use:   "trees RUN [--step S] [--group G] [--format text|json]",
 		Short: "Print the rollout trees of a step, as rollout sample prints them",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
+			if format != "text" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: want text or json", format)}
 			}
-			defer st.Close()
-			r, err := oneRun(st, args[0])
-			if err != nil {
-				return err
-			}
-			if step < 0 {
-				step = r.LastStep
-			}
-			groups, err := st.Groups(r.ID, step)
-			if err != nil {
-				return usageError{err}
-			}
-			if len(groups) == 0 {
-				return usageError{fmt.Errorf("run %s has no rollout groups at step %d (steps 1..%d have them)", r.ID, step, r.LastStep)}
-			}
-			if group >= len(groups) {
-				return usageError{fmt.Errorf("--group %d: step %d has %d groups", group, step, len(groups))}
-			}
-			if group >= 0 {
-				groups = groups[group : group+1]
-			}
-			return writeGroups(cmd.OutOrStdout(), groups, tformat, group < 0)
-		},
-	}
-	trees.Flags().IntVar(&step, "step", -1, "step (default: the last committed)")
-	trees.Flags().IntVar(&group, "group", -1, "only this group, printed exactly as rollout sample prints a group (default: all, each under a header)")
-	trees.Flags().StringVar(&tformat, "format", "text", "text (indented trees) or json (one object per group)")
-	storeFlag(trees)
-
-	var what, eformat, eout string
-	export := &cobra.Command{
-		Use:   "export RUN|EXPERIMENT --what metrics|trajectories|groups --format jsonl|csv [--out FILE]",
-		Short: "Stream a run's or an experiment's metrics or trajectories",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			wh, err := tracking.ParseExportKind(what)
-			if err != nil {
-				return usageError{fmt.Errorf("--what: %w", err)}
-			}
-			ef, err := tracking.ParseExportFormat(eformat)
-			if err != nil {
-				return usageError{fmt.Errorf("--format: %w", err)}
-			}
-			st, err := openRead(cmd, store)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			runs, err := st.FindRuns(args[0])
-			if err != nil {
-				return usageError{err}
-			}
-			ids := make([]string, len(runs))
-			for i, r := range runs {
-				ids[i] = r.ID
-			}
-			var w io.Writer = cmd.OutOrStdout()
-			if eout != "" {
-				fh, err := os.Create(eout)
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				r, err := oneRun(st, args[0])
 				if err != nil {
 					return err
 				}
-				defer fh.Close()
-				w = fh
-			}
-			return st.Export(w, ids, wh, ef)
+				if step < 0 {
+					step = r.LastStep
+				}
+				groups, err := st.Groups(r.ID, step)
+				if err != nil {
+					return usageError{err}
+				}
+				if len(groups) == 0 {
+					return usageError{fmt.Errorf("run %s has no rollout groups at step %d (steps 1..%d have them)", r.ID, step, r.LastStep)}
+				}
+				if group >= len(groups) {
+					return usageError{fmt.Errorf("--group %d: step %d has %d groups", group, step, len(groups))}
+				}
+				if group >= 0 {
+					groups = groups[group : group+1]
+				}
+				return writeGroups(cmd.OutOrStdout(), groups, format, group < 0)
+			})
 		},
 	}
-	export.Flags().StringVar(&what, "what", "metrics", "metrics, trajectories or groups")
-	export.Flags().StringVar(&eformat, "format", "jsonl", "jsonl or csv")
-	export.Flags().StringVar(&eout, "out", "", "output file (default standard output)")
-	storeFlag(export)
+	cmd.Flags().IntVar(&step, "step", -1, "step (default: the last committed)")
+	cmd.Flags().IntVar(&group, "group", -1, "only this group, printed exactly as rollout sample prints a group (default: all, each under a header)")
+	cmd.Flags().StringVar(&format, "format", "text", "text (indented trees) or json (one object per group)")
+	storeFlag(cmd, &store)
+	return cmd
+}
 
+func newExportCmd() *cobra.Command {
+	var store, what, format, out string
+	cmd := &cobra.Command{
+		Use:   "export RUN|EXPERIMENT --what metrics|trajectories|groups --format jsonl|csv [--out FILE]",
+		Short: "Stream a run's or an experiment's metrics, trajectories or rollout groups",
+		Long: `Streams records of a run or of every run of an experiment:
+  metrics       one record per run and step (cumulative tokens, wall time, every metric)
+  trajectories  one record per leaf (response): root-to-leaf tokens, log-probs, entropies
+                and advantages, with reward and reason
+  groups        one record per rollout group: its JSON as rollout sample --format json
+                prints it, with run, step and group index (jsonl only: a group is a tree)
+With --out, the file appears only when the export succeeded.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, err := tracking.ParseExportKind(what)
+			if err != nil {
+				return usageError{fmt.Errorf("--what: %w", err)}
+			}
+			ef, err := tracking.ParseExportFormat(format)
+			if err != nil {
+				return usageError{fmt.Errorf("--format: %w", err)}
+			}
+			if kind == tracking.ExportGroups && ef != tracking.JSONL {
+				return usageError{fmt.Errorf("--what groups --format %s: groups export only as jsonl (a group is a tree, not a row); --what trajectories gives one row per leaf", ef)}
+			}
+			return withStore(cmd, store, func(st *tracking.Store) error {
+				runs, err := st.FindRuns(args[0])
+				if err != nil {
+					return usageError{err}
+				}
+				ids := make([]string, len(runs))
+				for i, r := range runs {
+					ids[i] = r.ID
+				}
+				return writeOutput(cmd.OutOrStdout(), out, func(w io.Writer) error { return st.Export(w, ids, kind, ef) })
+			})
+		},
+	}
+	cmd.Flags().StringVar(&what, "what", "metrics", "metrics, trajectories or groups")
+	cmd.Flags().StringVar(&format, "format", "jsonl", "jsonl or csv")
+	cmd.Flags().StringVar(&out, "out", "", "output file (default standard output)")
+	storeFlag(cmd, &store)
+	return cmd
+}
+
+// writeOutput calls write with stdout, or, when path is set, with a
+// temporary file beside path that is renamed to path only when write
+// succeeds: a failed export leaves no file behind.
+func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(stdout)
+	}
+	fh, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return usageError{fmt.Errorf("--out %s: %w", path, err)}
+	}
+	err = write(fh)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(fh.Name(), path)
+	}
+	if err != nil {
+		os.Remove(fh.Name())
+		return err
+	}
+	return nil
+}
+
+func newMergeCmd() *cobra.Command {
 	var into string
-	merge := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "merge A.db B.db... --into C.db",
 		Short: "Fold stores (e.g. shards) into one; merging twice changes nothing",
 		Args:  cobra.MinimumNArgs(1),
@@ -307,9 +355,13 @@ resolved configs are never pooled: the report refuses them.`,
 			return nil
 		},
 	}
-	merge.Flags().StringVar(&into, "into", "", "destination store (created if needed)")
+	cmd.Flags().StringVar(&into, "into", "", "destination store (created if needed)")
+	return cmd
+}
 
-	compact := &cobra.Command{
+func newCompactCmd() *cobra.Command {
+	var store string
+	cmd := &cobra.Command{
 		Use: "compact [--store PATH]", Short: "Rewrite the store without free pages", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			before, after, err := tracking.Compact(storePath(store), tracking.Options{})
@@ -320,8 +372,8 @@ resolved configs are never pooled: the report refuses them.`,
 			return nil
 		},
 	}
-	storeFlag(compact)
-	return []*cobra.Command{ls, show, reportCmd, plotCmd, trees, export, merge, compact}
+	storeFlag(cmd, &store)
+	return cmd
 }
 
 // writeGroups prints groups as text (record.Group.WriteText, with the

@@ -96,6 +96,11 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
+	for _, v := range opts.Variants {
+		if !slices.ContainsFunc(runs, func(r tracking.Run) bool { return r.Variant == v }) {
+			return nil, fmt.Errorf("plot: experiment %q has no variant %q (variants: %s)", experiment, v, strings.Join(exp.Variants, ", "))
+		}
+	}
 	runs = slices.DeleteFunc(runs, func(r tracking.Run) bool {
 		return len(opts.Variants) > 0 && !slices.Contains(opts.Variants, r.Variant)
 	})
