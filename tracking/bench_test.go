@@ -1,7 +1,6 @@
 package tracking
 
 import (
-	"io"
 	"os"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func BenchmarkCommitTrajectories(b *testing.B) {
 	reportRates(b, b.N*64*16, processCPU()-cpu)
 }
 
-// benchStore fills a store with steps×64×16 trajectories for export.
+// benchStore fills a store with steps×64×16 trajectories.
 func benchStore(b *testing.B, steps int) *Store {
 	s, _ := newStore(b, Options{NoSync: true})
 	addRun(b, s, "bench", "run", "flat", 1)
@@ -44,34 +43,6 @@ func benchStore(b *testing.B, steps int) *Store {
 	}
 	return s
 }
-
-// BenchmarkExportTrajectories exports 20 steps (20,480 trajectories) per
-// iteration as JSON lines or CSV; it reports trajectories/s.
-func BenchmarkExportTrajectories(b *testing.B) {
-	const steps = 20
-	s := benchStore(b, steps)
-	for _, f := range []ExportFormat{JSONL, CSV} {
-		b.Run(string(f), func(b *testing.B) {
-			var bytes int64
-			cpu := processCPU()
-			for range b.N {
-				cw := &countWriter{}
-				if err := s.Export(cw, []string{"run"}, ExportTrajectories, f); err != nil {
-					b.Fatal(err)
-				}
-				bytes = cw.n
-			}
-			reportRates(b, b.N*steps*64*16, processCPU()-cpu)
-			b.SetBytes(bytes)
-		})
-	}
-}
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
-
-var _ io.Writer = (*countWriter)(nil)
 
 // BenchmarkSnapshotOpen opens a store of 100 steps × 1,024 trajectories
 // (~55 MB) read-only while a writer holds it: each open copies a snapshot.

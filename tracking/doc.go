@@ -1,8 +1,9 @@
 // Package tracking is rollout's experiment store: experiments, runs, metric
 // series per step, every rollout group (trees, filtered groups, tokens,
 // log-probs, entropies, rewards, advantages) and checkpoints, in one bbolt
-// file; with queries, export (JSON lines, CSV), merge and compaction.
-// Comparison reports and plots read it from package tracking/report.
+// file; with queries, streaming of every group through formatters
+// (FormatGroups), merge, compaction and checks. Comparison reports, plots
+// and exports (JSON lines, CSV) read it from package tracking/report.
 //
 // # Experiments
 //

@@ -278,15 +278,15 @@ func newExportCmd() *cobra.Command {
 With --out, the file appears only when the export succeeded.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, err := tracking.ParseExportKind(what)
+			kind, err := report.ParseExportKind(what)
 			if err != nil {
 				return usageError{fmt.Errorf("--what: %w", err)}
 			}
-			ef, err := tracking.ParseExportFormat(format)
+			ef, err := report.ParseExportFormat(format)
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
-			if kind == tracking.ExportGroups && ef != tracking.JSONL {
+			if kind == report.ExportGroups && ef != report.JSONL {
 				return usageError{fmt.Errorf("--what groups --format %s: groups export only as jsonl (a group is a tree, not a row); --what trajectories gives one row per leaf", ef)}
 			}
 			return withStore(cmd, store, func(st *tracking.Store) error {
@@ -298,7 +298,7 @@ With --out, the file appears only when the export succeeded.`,
 				for i, r := range runs {
 					ids[i] = r.ID
 				}
-				return writeOutput(cmd.OutOrStdout(), out, func(w io.Writer) error { return st.Export(w, ids, kind, ef) })
+				return writeOutput(cmd.OutOrStdout(), out, func(w io.Writer) error { return report.Export(w, st, ids, kind, ef) })
 			})
 		},
 	}

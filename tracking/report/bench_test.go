@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/recordtest"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -83,3 +86,47 @@ func BenchmarkPlot(b *testing.B) {
 		}
 	}
 }
+
+// benchStore fills a store with steps×64×16 trajectories for export.
+func benchStore(b *testing.B, steps int) *tracking.Store {
+	s := newStore(b)
+	addRun(b, s, "bench", "run", "flat", 1, "seed: 1\n")
+	groups := make([]record.Group, 64)
+	for i := range groups {
+		groups[i] = recordtest.Flat(i, 16, 40)
+	}
+	for i := range steps {
+		if err := s.CommitStep("run", tracking.StepRecord{Step: i, Metrics: map[string]float64{"reward/mean": 0.5}, Groups: groups}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s
+}
+
+// BenchmarkExportTrajectories exports 20 steps (20,480 trajectories) per
+// iteration as JSON lines or CSV; it reports trajectories/s.
+func BenchmarkExportTrajectories(b *testing.B) {
+	const steps = 20
+	s := benchStore(b, steps)
+	for _, f := range []ExportFormat{JSONL, CSV} {
+		b.Run(string(f), func(b *testing.B) {
+			var bytes int64
+			start := time.Now()
+			for range b.N {
+				cw := &countWriter{}
+				if err := Export(cw, s, []string{"run"}, ExportTrajectories, f); err != nil {
+					b.Fatal(err)
+				}
+				bytes = cw.n
+			}
+			b.ReportMetric(float64(b.N*steps*64*16)/time.Since(start).Seconds(), "trajectories/s")
+			b.SetBytes(bytes)
+		})
+	}
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+var _ io.Writer = (*countWriter)(nil)

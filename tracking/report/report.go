@@ -2,8 +2,9 @@
 // their variants: tables of mean ± 95% t-interval over seeds with t-tests
 // against a baseline (Build, Report.Write), curves and plots of a metric
 // over steps, sampled tokens or wall time (Curves, Plot, SavePlot), and
-// the run listings of `rollout ls` and `rollout show`. The statistics are
-// in the stats subpackage.
+// the run listings of `rollout ls` and `rollout show`, and exports of
+// metrics, trajectories and rollout groups as JSON lines or CSV (Export).
+// The statistics are in the stats subpackage.
 //
 // It reads the store through Source, and names no metric itself: callers
 // say which metrics to report by default, which are minimised and which

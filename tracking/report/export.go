@@ -1,21 +1,17 @@
-package tracking
+package report
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"unsafe"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // ExportFormat is an export format.
@@ -67,11 +63,21 @@ func ParseExportKind(s string) (ExportKind, error) {
 }
 
 // Export streams the chosen records of the given runs to w.
-func (s *Store) Export(w io.Writer, runIDs []string, what ExportKind, format ExportFormat) error {
+// ExportSource is what Export reads: runs, their metrics, and their groups
+// streamed through formatters in store order (*tracking.Store).
+type ExportSource interface {
+	Run(id string) (tracking.Run, error)
+	Metrics(runID string) ([]tracking.StepMetrics, error)
+	MetricNames(runID string) ([]string, error)
+	FormatGroups(w io.Writer, runs []tracking.Run, newFormatter func() tracking.GroupFormatter) error
+}
+
+// Export streams the chosen records of the given runs to w.
+func Export(w io.Writer, s ExportSource, runIDs []string, what ExportKind, format ExportFormat) error {
 	if _, err := ParseExportFormat(string(format)); err != nil {
 		return err
 	}
-	runs := make([]Run, len(runIDs))
+	runs := make([]tracking.Run, len(runIDs))
 	for i, id := range runIDs {
 		r, err := s.Run(id)
 		if err != nil {
@@ -83,14 +89,14 @@ func (s *Store) Export(w io.Writer, runIDs []string, what ExportKind, format Exp
 	var err error
 	switch what {
 	case ExportMetrics:
-		err = s.exportMetrics(bw, runs, format)
+		err = exportMetrics(bw, s, runs, format)
 	case ExportTrajectories:
-		err = s.exportTrajectories(bw, runs, format)
+		err = exportTrajectories(bw, s, runs, format)
 	case ExportGroups:
 		if format != JSONL {
 			return fmt.Errorf("export groups: only as %s (a group is a tree, not a row)", JSONL)
 		}
-		err = s.exportGroups(bw, runs)
+		err = exportGroups(bw, s, runs)
 	default:
 		_, err = ParseExportKind(string(what))
 	}
@@ -103,7 +109,7 @@ func (s *Store) Export(w io.Writer, runIDs []string, what ExportKind, format Exp
 	return nil
 }
 
-func appendRunFields(b []byte, r *Run) []byte {
+func appendRunFields(b []byte, r *tracking.Run) []byte {
 	b = append(b, `{"run":`...)
 	b = record.AppendJSONString(b, r.ID)
 	b = append(b, `,"experiment":`...)
@@ -114,9 +120,9 @@ func appendRunFields(b []byte, r *Run) []byte {
 	return strconv.AppendInt(b, r.Seed, 10)
 }
 
-func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format ExportFormat) error {
+func exportMetrics(w *bufio.Writer, s ExportSource, runs []tracking.Run, format ExportFormat) error {
 	if format == CSV {
-		return s.exportMetricsCSV(w, runs)
+		return exportMetricsCSV(w, s, runs)
 	}
 	var b []byte
 	for i := range runs {
@@ -156,7 +162,7 @@ func (s *Store) exportMetrics(w *bufio.Writer, runs []Run, format ExportFormat) 
 	return nil
 }
 
-func (s *Store) exportMetricsCSV(w *bufio.Writer, runs []Run) error {
+func exportMetricsCSV(w *bufio.Writer, s ExportSource, runs []tracking.Run) error {
 	seen := map[string]bool{}
 	var names []string
 	for _, r := range runs {
@@ -222,7 +228,8 @@ func trajectoryColumns() []string {
 	return []string{"run", "experiment", "variant", "seed", "step", "group", "leaf", "filtered", "strategy", "prompt", "text", "reward", "reason", "tokens", "logprobs", "entropies", "advantages"}
 }
 
-func (f *trajectoryFormatter) begin(buf *bytes.Buffer) {
+// Begin starts a batch written to buf.
+func (f *trajectoryFormatter) Begin(buf *bytes.Buffer) {
 	f.buf = buf
 	if f.csv {
 		f.cw = csv.NewWriter(buf)
@@ -232,7 +239,8 @@ func (f *trajectoryFormatter) begin(buf *bytes.Buffer) {
 	}
 }
 
-func (f *trajectoryFormatter) end() error {
+// End finishes a batch.
+func (f *trajectoryFormatter) End() error {
 	if f.cw != nil {
 		f.cw.Flush()
 		return f.cw.Error()
@@ -240,7 +248,8 @@ func (f *trajectoryFormatter) end() error {
 	return nil
 }
 
-func (f *trajectoryFormatter) group(r *Run, step, index int, g *record.Group) error {
+// Group formats one group.
+func (f *trajectoryFormatter) Group(r *tracking.Run, step, index int, g *record.Group) error {
 	for li, l := range g.Leaves {
 		var err error
 		f.tokens, f.logprobs, f.entropies, err = g.Path(l.Node, f.tokens[:0], f.logprobs[:0], f.entropies[:0])
@@ -305,7 +314,7 @@ func (f *trajectoryFormatter) group(r *Run, step, index int, g *record.Group) er
 	return nil
 }
 
-func (s *Store) exportTrajectories(w io.Writer, runs []Run, format ExportFormat) error {
+func exportTrajectories(w io.Writer, s ExportSource, runs []tracking.Run, format ExportFormat) error {
 	if format == CSV {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(trajectoryColumns()); err != nil {
@@ -315,7 +324,7 @@ func (s *Store) exportTrajectories(w io.Writer, runs []Run, format ExportFormat)
 			return cw.Error()
 		}
 	}
-	return s.formatGroups(w, runs, func() groupFormatter { return &trajectoryFormatter{csv: format == CSV} })
+	return s.FormatGroups(w, runs, func() tracking.GroupFormatter { return &trajectoryFormatter{csv: format == CSV} })
 }
 
 // groupLineFormatter writes one JSON line per group.
@@ -324,9 +333,14 @@ type groupLineFormatter struct {
 	b   []byte
 }
 
-func (f *groupLineFormatter) begin(buf *bytes.Buffer) { f.buf = buf }
-func (f *groupLineFormatter) end() error              { return nil }
-func (f *groupLineFormatter) group(r *Run, step, index int, g *record.Group) error {
+// Begin starts a batch written to buf.
+func (f *groupLineFormatter) Begin(buf *bytes.Buffer) { f.buf = buf }
+
+// End finishes a batch.
+func (f *groupLineFormatter) End() error { return nil }
+
+// Group formats one group.
+func (f *groupLineFormatter) Group(r *tracking.Run, step, index int, g *record.Group) error {
 	b := appendRunFields(f.b[:0], r)
 	b = append(b, `,"step":`...)
 	b = strconv.AppendInt(b, int64(step), 10)
@@ -342,149 +356,9 @@ func (f *groupLineFormatter) group(r *Run, step, index int, g *record.Group) err
 	return nil
 }
 
-func (s *Store) exportGroups(w io.Writer, runs []Run) error {
-	return s.formatGroups(w, runs, func() groupFormatter { return &groupLineFormatter{} })
+func exportGroups(w io.Writer, s ExportSource, runs []tracking.Run) error {
+	return s.FormatGroups(w, runs, func() tracking.GroupFormatter { return &groupLineFormatter{} })
 }
-
-// groupFormatter turns groups into bytes; each export worker has its own.
-type groupFormatter interface {
-	begin(buf *bytes.Buffer)
-	group(r *Run, step, index int, g *record.Group) error
-	end() error
-}
-
-// exportBatch is a run of consecutive groups formatted by one worker.
-type exportBatch struct {
-	run   *Run
-	arena []byte
-	keys  [][]byte
-	raws  [][]byte
-	out   bytes.Buffer
-	err   error
-	done  chan struct{}
-	bytes int
-}
-
-// formatGroups streams every group of the runs through formatters running
-// on GOMAXPROCS workers and writes their output to w in store order.
-func (s *Store) formatGroups(w io.Writer, runs []Run, newFormatter func() groupFormatter) error {
-	workers := runtime.GOMAXPROCS(0)
-	jobs := make(chan *exportBatch, 2*workers)
-	order := make(chan *exportBatch, 4*workers)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f := newFormatter()
-			var g record.Group
-			for job := range jobs {
-				job.out.Grow(3 * job.bytes)
-				f.begin(&job.out)
-				for i, raw := range job.raws {
-					step, first, err := parseGroupKey(job.keys[i])
-					if err == nil {
-						err = eachInChunk(first, raw, func(index int, enc []byte) error {
-							if err := record.Decode(enc, &g); err != nil {
-								return fmt.Errorf("step %d group %d: %w", step, index, err)
-							}
-							return f.group(job.run, step, index, &g)
-						})
-					}
-					if err != nil {
-						job.err = fmt.Errorf("run %s: %w", job.run.ID, err)
-						break
-					}
-				}
-				if err := f.end(); job.err == nil && err != nil {
-					job.err = err
-				}
-				close(job.done)
-			}
-		}()
-	}
-	// The writer drains batches in order.
-	writeErr := make(chan error, 1)
-	go func() {
-		var err error
-		for job := range order {
-			<-job.done
-			if err == nil {
-				err = job.err
-				if err == nil {
-					_, err = w.Write(job.out.Bytes())
-				}
-				if err != nil {
-					close(quit)
-				}
-			}
-		}
-		writeErr <- err
-	}()
-
-	const maxChunks, maxBytes = 64, 1 << 20
-	send := func(job *exportBatch) bool {
-		select {
-		case order <- job:
-		case <-quit:
-			return false
-		}
-		select {
-		case jobs <- job:
-			return true
-		case <-quit:
-			close(job.done)
-			return false
-		}
-	}
-	var readErr error
-	for i := range runs {
-		r := &runs[i]
-		job := &exportBatch{run: r, done: make(chan struct{})}
-		readErr = s.view(func(tx *bolt.Tx) error {
-			b, err := runData(tx, r.ID, bucketGroups)
-			if err != nil {
-				return err
-			}
-			return b.ForEach(func(k, v []byte) error {
-				// Copy out of the transaction into the batch's arena.
-				if job.arena == nil {
-					job.arena = make([]byte, 0, maxBytes+len(v)+12*maxChunks)
-				}
-				start := len(job.arena)
-				job.arena = append(job.arena, k...)
-				job.arena = append(job.arena, v...)
-				job.keys = append(job.keys, job.arena[start:start+len(k)])
-				job.raws = append(job.raws, job.arena[start+len(k):len(job.arena)])
-				job.bytes += len(v)
-				if len(job.raws) >= maxChunks || job.bytes >= maxBytes {
-					if !send(job) {
-						return errStopped
-					}
-					job = &exportBatch{run: r, done: make(chan struct{})}
-				}
-				return nil
-			})
-		})
-		if readErr == nil && len(job.raws) > 0 && !send(job) {
-			readErr = errStopped
-		}
-		if readErr != nil {
-			break
-		}
-	}
-	close(jobs)
-	close(order)
-	wg.Wait()
-	err := <-writeErr
-	if err == nil && !errors.Is(readErr, errStopped) {
-		err = readErr
-	}
-	return err
-}
-
-var errStopped = errors.New("export stopped")
 
 func appendInts(b []byte, xs []int, sep byte) []byte {
 	for i, x := range xs {

@@ -1,4 +1,4 @@
-package tracking
+package report
 
 import (
 	"bufio"
@@ -13,17 +13,19 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/recordtest"
+	"github.com/rollout-rl/rollout/tracking"
 )
 
-func exportStore(t testing.TB) *Store {
-	s, _ := newStore(t, Options{NoSync: true})
-	addRun(t, s, "exp", "r1", "flat", 3)
-	tg := treeGroup()
+func exportStore(t testing.TB) *tracking.Store {
+	s := newStore(t)
+	addRun(t, s, "exp", "r1", "flat", 3, "seed: 3\n")
+	tg := recordtest.Tree()
 	tg.Nodes[0].LogProbs[1] = float32(math.NaN())
-	if err := s.CommitStep("r1", StepRecord{Step: 0, Tokens: 10, Elapsed: 1500 * time.Millisecond, Metrics: map[string]float64{"a": 1, "b": 0.25}, Groups: []record.Group{tg, flatGroup(1, 2, 3)}}); err != nil {
+	if err := s.CommitStep("r1", tracking.StepRecord{Step: 0, Tokens: 10, Elapsed: 1500 * time.Millisecond, Metrics: map[string]float64{"a": 1, "b": 0.25}, Groups: []record.Group{tg, recordtest.Flat(1, 2, 3)}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CommitStep("r1", StepRecord{Step: 1, Tokens: 20, Metrics: map[string]float64{"a": 2, "c": math.Inf(1)}, Groups: []record.Group{flatGroup(2, 3, 2)}}); err != nil {
+	if err := s.CommitStep("r1", tracking.StepRecord{Step: 1, Tokens: 20, Metrics: map[string]float64{"a": 2, "c": math.Inf(1)}, Groups: []record.Group{recordtest.Flat(2, 3, 2)}}); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -32,7 +34,7 @@ func exportStore(t testing.TB) *Store {
 func TestExportTrajectoriesJSONL(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, ExportTrajectories, JSONL); err != nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportTrajectories, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	type rec struct {
@@ -73,7 +75,7 @@ func TestExportTrajectoriesJSONL(t *testing.T) {
 func TestExportTrajectoriesCSV(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, ExportTrajectories, CSV); err != nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportTrajectories, CSV); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -94,7 +96,7 @@ func TestExportTrajectoriesCSV(t *testing.T) {
 func TestExportMetrics(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, ExportMetrics, JSONL); err != nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportMetrics, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -114,7 +116,7 @@ func TestExportMetrics(t *testing.T) {
 		t.Errorf("line 1 %s: Inf must be null: %v", lines[1], err)
 	}
 	buf.Reset()
-	if err := s.Export(&buf, []string{"r1"}, ExportMetrics, CSV); err != nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportMetrics, CSV); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -127,7 +129,7 @@ func TestExportMetrics(t *testing.T) {
 func TestExportGroups(t *testing.T) {
 	s := exportStore(t)
 	var buf bytes.Buffer
-	if err := s.Export(&buf, []string{"r1"}, ExportGroups, JSONL); err != nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportGroups, JSONL); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -145,38 +147,38 @@ func TestExportGroups(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &g); err != nil || g.Run != "r1" || g.Prompt != "3 4 7 → 21" || g.Nodes[0].Parent != nil || *g.Nodes[2].Parent != 1 || len(g.Leaves) != 3 {
 		t.Errorf("group line %s: %v", lines[0], err)
 	}
-	if err := s.Export(&buf, []string{"r1"}, ExportGroups, CSV); err == nil {
+	if err := Export(&buf, s, []string{"r1"}, ExportGroups, CSV); err == nil {
 		t.Error("groups as CSV accepted")
 	}
 }
 
 func TestExportErrors(t *testing.T) {
 	s := exportStore(t)
-	if err := s.Export(&bytes.Buffer{}, []string{"nope"}, ExportTrajectories, JSONL); !errors.Is(err, ErrNotFound) {
+	if err := Export(&bytes.Buffer{}, s, []string{"nope"}, ExportTrajectories, JSONL); !errors.Is(err, tracking.ErrNotFound) {
 		t.Errorf("unknown run: %v", err)
 	}
-	if err := s.Export(&bytes.Buffer{}, []string{"r1"}, "rows", JSONL); err == nil {
+	if err := Export(&bytes.Buffer{}, s, []string{"r1"}, "rows", JSONL); err == nil {
 		t.Error("unknown kind accepted")
 	}
-	if err := s.Export(&bytes.Buffer{}, []string{"r1"}, ExportMetrics, "xml"); err == nil {
+	if err := Export(&bytes.Buffer{}, s, []string{"r1"}, ExportMetrics, "xml"); err == nil {
 		t.Error("unknown format accepted")
 	}
 	// A failing writer stops a long export with its error, without hanging.
-	big, _ := newStore(t, Options{NoSync: true})
-	addRun(t, big, "exp", "r", "flat", 1)
+	big := newStore(t)
+	addRun(t, big, "exp", "r", "flat", 1, "seed: 1\n")
 	groups := make([]record.Group, 64)
 	for i := range groups {
-		groups[i] = flatGroup(i, 16, 40)
+		groups[i] = recordtest.Flat(i, 16, 40)
 	}
 	for step := range 10 {
-		if err := big.CommitStep("r", StepRecord{Step: step, Groups: groups}); err != nil {
+		if err := big.CommitStep("r", tracking.StepRecord{Step: step, Groups: groups}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	errFull := errors.New("disk full")
 	done := make(chan error, 1)
 	go func() {
-		done <- big.Export(&failWriter{after: 1 << 20, err: errFull}, []string{"r"}, ExportTrajectories, JSONL)
+		done <- Export(&failWriter{after: 1 << 20, err: errFull}, big, []string{"r"}, ExportTrajectories, JSONL)
 	}()
 	select {
 	case err := <-done:
