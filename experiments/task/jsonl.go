@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -55,8 +56,8 @@ type JSONLParams struct {
 // 1e-6 (for numeric), no pattern, no template. Path must be set.
 func DefaultJSONLParams() JSONLParams { return JSONLParams{Verifier: "exact", Tolerance: 1e-6} }
 
-// Verifiers of the "jsonl" task.
-var jsonlVerifiers = []string{"exact", "numeric", "regex"}
+// jsonlVerifiers lists the verifiers of the "jsonl" task.
+func jsonlVerifiers() []string { return []string{"exact", "numeric", "regex"} }
 
 // Validate reports parameters out of range, naming the field; it does not
 // read the file.
@@ -71,8 +72,8 @@ func (p JSONLParams) verifier() (*verifier, error) {
 	switch {
 	case p.Path == "":
 		return nil, errors.New("jsonl: path is required (the file of {\"prompt\", \"answer\"} lines)")
-	case !containsString(jsonlVerifiers, p.Verifier):
-		return nil, fmt.Errorf("jsonl: verifier = %q, want one of %s", p.Verifier, strings.Join(jsonlVerifiers, ", "))
+	case !slices.Contains(jsonlVerifiers(), p.Verifier):
+		return nil, fmt.Errorf("jsonl: verifier = %q, want one of %s", p.Verifier, strings.Join(jsonlVerifiers(), ", "))
 	case p.Tolerance < 0 || math.IsNaN(p.Tolerance) || math.IsInf(p.Tolerance, 0):
 		return nil, fmt.Errorf("jsonl: tolerance = %g, want a finite value ≥ 0", p.Tolerance)
 	case p.Verifier == "regex" && p.Pattern == "":
@@ -90,15 +91,6 @@ func (p JSONLParams) verifier() (*verifier, error) {
 		v.re = re
 	}
 	return v, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // JSONL is the "jsonl" task: the lines of a file, split into train and
