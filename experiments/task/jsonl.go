@@ -143,7 +143,11 @@ func NewJSONL(p JSONLParams) (*JSONL, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		line := bytes.TrimSpace(sc.Bytes())
+		line := sc.Bytes()
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}

@@ -207,6 +207,11 @@ func TestJSONLBadLines(t *testing.T) {
 		t.Errorf("good lines reported:\n%v", err)
 	}
 
+	bom := writeJSONL(t, t.TempDir(), "\xef\xbb\xbf"+`{"prompt": "q", "answer": "1"}`+"\r")
+	if _, err := New("jsonl", JSONLParams{Path: bom, Verifier: "exact"}); err != nil {
+		t.Errorf("a file with a byte order mark and CRLF: %v", err)
+	}
+
 	var many []string
 	for i := range 15 {
 		many = append(many, fmt.Sprintf(`{"prompt": "p%d"}`, i))

@@ -149,7 +149,7 @@ func (s *Server) name(id int, tokenIDs bool) string {
 // first (the first has no logprob), then the completion's tokens.
 // text_offset counts characters from the start of the prompt's text.
 func (s *Server) logprobs(r *request, q *sequence, prompt []int, promptText string) *logprobs {
-	lp := &logprobs{}
+	lp := &logprobs{Tokens: []string{}, TokenLogprobs: []*float64{}, TopLogprobs: []orderedObject{}, TextOffset: []int{}}
 	offset := 0
 	add := func(id, row int) {
 		lp.Tokens = append(lp.Tokens, s.name(id, r.tokenIDs))

@@ -141,6 +141,7 @@ func TestGoldenResponses(t *testing.T) {
 		{"batch_stop", `{"prompt": ["a", "b1"], "max_tokens": 6, "seed": 5, "stop": ["1", "2b"]}`},
 		{"token_ids", `{"prompt": [1, 4, 3], "max_tokens": 3, "seed": 1, "temperature": 0, "logprobs": 0, "return_tokens_as_token_ids": true, "prompt_logprobs": 1}`},
 		{"score_only", `{"prompt": "ba", "max_tokens": 0, "echo": true, "logprobs": 1}`},
+		{"nothing", `{"prompt": [[1, 5]], "max_tokens": 0, "logprobs": 3}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := post(t, url, tc.body)
