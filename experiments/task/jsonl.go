@@ -299,7 +299,7 @@ func (t *JSONL) Prompt(split Split, seed uint64, i int) (Prompt, error) {
 	}
 	n := uint64(len(idx))
 	h := fnv.New64a()
-	h.Write([]byte(t.p.Path))
+	h.Write([]byte(t.Name()))
 	key := mix64(seed ^ h.Sum64() ^ uint64(split)<<56 ^ mix64(uint64(i)/n+0x9e3779b97f4a7c15))
 	return t.prompt(t.items[idx[permute(uint64(i)%n, n, key)]]), nil
 }
