@@ -13,8 +13,14 @@
 //     graph written in the prompt, where a wrong first move leads into a
 //     dead end.
 //
-// Prompts and responses use only the characters of Alphabet, the policy's
-// character vocabulary. A task is immutable once built and safe for
+// A fourth, "jsonl" (JSONLParams), reads its prompts and reference answers
+// from a file and grades responses exactly, numerically or through a
+// regular expression.
+//
+// The bundled tasks' prompts and responses use only the characters of
+// Alphabet, the policy's character vocabulary; a jsonl file may hold any
+// text, which a local policy can read only when it fits Alphabet
+// (CheckFits says so). A task is immutable once built and safe for
 // concurrent use.
 package task
 
@@ -161,12 +167,16 @@ func SplitOf(text string) Split {
 	return Train
 }
 
-// Names lists the bundled tasks.
+// Names lists the bundled tasks, whose prompts are generated from their
+// parameters alone.
 func Names() []string { return []string{"add", "countdown", "path"} }
 
+// AllNames lists every task New builds: the bundled ones and "jsonl".
+func AllNames() []string { return append(Names(), "jsonl") }
+
 // DefaultParams returns the default parameters of the named task, as a
-// pointer to the task's Params struct (*AddParams, *CountdownParams or
-// *PathParams), for a config loader to decode into (keys left out keep
+// pointer to the task's Params struct (*AddParams, *CountdownParams,
+// *PathParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -179,13 +189,17 @@ func DefaultParams(name string) (any, error) {
 	case "path":
 		p := DefaultPathParams()
 		return &p, nil
+	case "jsonl":
+		p := DefaultJSONLParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
-// Params struct (AddParams, CountdownParams or PathParams), by value or by
-// pointer; invalid parameters are an error naming the field.
+// Params struct (AddParams, CountdownParams, PathParams or JSONLParams), by
+// value or by pointer; invalid parameters are an error naming the field.
+// "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
 	case "add":
@@ -206,6 +220,12 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewPath(p)
+	case "jsonl":
+		p := DefaultJSONLParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewJSONL(p)
 	}
 	return nil, unknownTask(name)
 }
@@ -229,19 +249,33 @@ func takeParams[P any](name string, params any, dst *P) error {
 }
 
 func unknownTask(name string) error {
-	return fmt.Errorf("unknown task %q (want one of %s)", name, strings.Join(Names(), ", "))
+	return fmt.Errorf("unknown task %q (want one of %s)", name, strings.Join(AllNames(), ", "))
 }
 
-// CheckFits reports an error when a sequence BOS + prompt + SEP + response +
-// EOS of the task's longest prompt and response does not fit in maxSeqLen
-// positions.
+// CheckFits reports an error when the task cannot be used with a local
+// policy: a sequence BOS + prompt + SEP + response + EOS of the task's
+// longest prompt and response does not fit in maxSeqLen positions, or (for
+// a task whose texts come from a file, jsonl) a prompt or demonstration
+// has a character outside Alphabet, the policy's character vocabulary.
 func CheckFits(t Task, maxSeqLen int) error {
+	if c, ok := t.(alphabetChecker); ok {
+		if err := c.checkAlphabet(Alphabet); err != nil {
+			return err
+		}
+	}
 	need := t.MaxPromptLen() + t.MaxResponseLen() + 3
 	if need > maxSeqLen {
 		return fmt.Errorf("task %s: longest prompt (%d) + longest response (%d) + 3 special tokens = %d positions, more than the model's max sequence length %d",
 			t.Name(), t.MaxPromptLen(), t.MaxResponseLen(), need, maxSeqLen)
 	}
 	return nil
+}
+
+// alphabetChecker is a task whose texts are not made from Alphabet by
+// construction: it reports the first one with a character outside
+// alphabet.
+type alphabetChecker interface {
+	checkAlphabet(alphabet string) error
 }
 
 // badCharIndex returns the index of the first byte of s outside Alphabet, or
