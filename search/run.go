@@ -69,29 +69,8 @@ func generate(ctx context.Context, req *Request, name string, newPlan func() pla
 			}
 		}
 	}()
-	roots, err := prefill(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	for i, p := range req.Prompts {
-		runs[i] = &groupRun{
-			req:    req,
-			prompt: p,
-			group: &Group{
-				Prompt: append([]int(nil), p.Tokens...), PromptID: p.ID, Strategy: name,
-				Usage: Usage{Limit: req.Budget, PrefillTokens: int64(len(p.Tokens))},
-			},
-			plan: newPlan(),
-			root: roots[i],
-		}
-	}
-	for i, g := range runs {
-		if err := g.plan.start(g); err != nil {
-			return nil, fmt.Errorf("%s: prompt %d: %w", name, i, err)
-		}
-		// Roots are only started by start; their forks keep what they share.
-		g.root.Release()
-		g.root = nil
+	if err := startRuns(req, name, newPlan, runs); err != nil {
+		return nil, err
 	}
 	var (
 		states []policy.State
@@ -102,26 +81,8 @@ func generate(ctx context.Context, req *Request, name string, newPlan func() pla
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		states, owners = states[:0], owners[:0]
-		for i, g := range runs {
-			if g.done {
-				continue
-			}
-			if len(g.live) == 0 {
-				if err := g.plan.idle(g); err != nil {
-					return nil, fmt.Errorf("%s: prompt %d: %w", name, i, err)
-				}
-				if len(g.live) == 0 {
-					g.done = true
-					g.release()
-					continue
-				}
-				g.sweep(g.paths)
-			}
-			for _, p := range g.live {
-				states = append(states, p.state)
-				owners = append(owners, p)
-			}
+		if states, owners, err = liveStates(runs, name, states[:0], owners[:0]); err != nil {
+			return nil, err
 		}
 		if len(states) == 0 {
 			break
@@ -130,18 +91,7 @@ func generate(ctx context.Context, req *Request, name string, newPlan func() pla
 		if err := req.Sampler.Step(states, req.Sampling, out); err != nil {
 			return nil, fmt.Errorf("%s: step: %w", name, err)
 		}
-		for i, p := range owners {
-			n, tok := p.node, out[i]
-			n.Tokens = append(n.Tokens, tok.ID)
-			n.LogProbs = append(n.LogProbs, tok.LogProb)
-			n.Entropies = append(n.Entropies, tok.Entropy)
-			switch {
-			case slices.Contains(req.EOS, tok.ID):
-				n.Finish = FinishEOS
-			case n.Start+len(n.Tokens) >= req.MaxTokens:
-				n.Finish = FinishLength
-			}
-		}
+		appendTokens(req, owners, out)
 		for i, g := range runs {
 			if g.done || len(g.live) == 0 {
 				continue
@@ -159,6 +109,79 @@ func generate(ctx context.Context, req *Request, name string, newPlan func() pla
 		groups[i] = g.group
 	}
 	return groups, nil
+}
+
+// startRuns prefills every prompt and starts its group's plan, filling runs.
+func startRuns(req *Request, name string, newPlan func() planner, runs []*groupRun) error {
+	roots, err := prefill(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for i, p := range req.Prompts {
+		runs[i] = &groupRun{
+			req:    req,
+			prompt: p,
+			group: &Group{
+				Prompt: append([]int(nil), p.Tokens...), PromptID: p.ID, Strategy: name,
+				Usage: Usage{Limit: req.Budget, PrefillTokens: int64(len(p.Tokens))},
+			},
+			plan: newPlan(),
+			root: roots[i],
+		}
+	}
+	for i, g := range runs {
+		if err := g.plan.start(g); err != nil {
+			return fmt.Errorf("%s: prompt %d: %w", name, i, err)
+		}
+		// Roots are only started by start; their forks keep what they share.
+		g.root.Release()
+		g.root = nil
+	}
+	return nil
+}
+
+// liveStates appends the decoding state of every live path of every group
+// to states (and the path to owners), first letting idle groups plan more
+// paths and retiring groups that have none left.
+func liveStates(runs []*groupRun, name string, states []policy.State, owners []*path) ([]policy.State, []*path, error) {
+	for i, g := range runs {
+		if g.done {
+			continue
+		}
+		if len(g.live) == 0 {
+			if err := g.plan.idle(g); err != nil {
+				return nil, nil, fmt.Errorf("%s: prompt %d: %w", name, i, err)
+			}
+			if len(g.live) == 0 {
+				g.done = true
+				g.release()
+				continue
+			}
+			g.sweep(g.paths)
+		}
+		for _, p := range g.live {
+			states = append(states, p.state)
+			owners = append(owners, p)
+		}
+	}
+	return states, owners, nil
+}
+
+// appendTokens appends each path's sampled token to its node and marks the
+// node finished at an end-of-sequence token or the length cap.
+func appendTokens(req *Request, owners []*path, out []policy.Token) {
+	for i, p := range owners {
+		n, tok := p.node, out[i]
+		n.Tokens = append(n.Tokens, tok.ID)
+		n.LogProbs = append(n.LogProbs, tok.LogProb)
+		n.Entropies = append(n.Entropies, tok.Entropy)
+		switch {
+		case slices.Contains(req.EOS, tok.ID):
+			n.Finish = FinishEOS
+		case n.Start+len(n.Tokens) >= req.MaxTokens:
+			n.Finish = FinishLength
+		}
+	}
 }
 
 // BatchPrefiller is implemented by samplers that prefill several prompts

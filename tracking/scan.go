@@ -39,7 +39,9 @@ type exportBatch struct {
 // FormatGroups streams every group of the runs through formatters running
 // on GOMAXPROCS workers and writes their output to w in store order,
 // reading one transaction per batch of chunks: memory stays bounded
-// whatever the store's size.
+// whatever the store's size. It is one function of ~115 lines on purpose:
+// the pipeline's channels, workers, ordering and error paths are easiest to
+// check for leaks and deadlocks when read in one place.
 func (s *Store) FormatGroups(w io.Writer, runs []Run, newFormatter func() GroupFormatter) error {
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan *exportBatch, 2*workers)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 
@@ -82,16 +83,7 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if format == "json" {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
 			}
-			tbl := tablewriter.NewTable(cmd.OutOrStdout(),
-				tablewriter.WithHeaderAutoFormat(tw.Off),
-				tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
-			tbl.Header([]string{"method", "N", "tokens/prompt", "accuracy"})
-			for _, p := range pts {
-				if err := tbl.Append([]string{p.Method, fmt.Sprint(p.N), fmt.Sprintf("%.1f", p.Tokens), fmt.Sprintf("%.3f", p.Acc)}); err != nil {
-					return err
-				}
-			}
-			return tbl.Render()
+			return writeTTCTable(cmd.OutOrStdout(), pts)
 		},
 	}
 	f := cmd.Flags()
@@ -108,4 +100,18 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
 	return cmd
+}
+
+// writeTTCTable prints test-time compute points as a table.
+func writeTTCTable(w io.Writer, pts []rl.TTCPoint) error {
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
+	tbl.Header([]string{"method", "N", "tokens/prompt", "accuracy"})
+	for _, p := range pts {
+		if err := tbl.Append([]string{p.Method, fmt.Sprint(p.N), fmt.Sprintf("%.1f", p.Tokens), fmt.Sprintf("%.3f", p.Acc)}); err != nil {
+			return err
+		}
+	}
+	return tbl.Render()
 }

@@ -450,16 +450,64 @@ func seqOf(g *search.Group, leaf *search.Node) []int {
 // update runs the PPO epochs over the batch.
 func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 	c := l.s.Train
-	// One sequence per leaf, with its per-token constants.
-	type seqData struct {
-		seq               []int
-		promptLen         int
-		adv, beh, old, rf []float64
+	seqs := trainingSequences(batch)
+	temp := l.s.Sampling.Temperature
+	if temp == 0 {
+		temp = 1
 	}
-	var seqs []seqData
+	if err := l.oldLogProbs(seqs, temp, m); err != nil {
+		return err
+	}
+	var sum objectiveStats
+	var gradNorm float64
+	updates := 0
+	for epoch := 0; epoch < c.Epochs; epoch++ {
+		for mb := 0; mb < c.Minibatches; mb++ {
+			lo, hi := len(seqs)*mb/c.Minibatches, len(seqs)*(mb+1)/c.Minibatches
+			if lo == hi {
+				continue
+			}
+			s, gn, err := l.minibatchStep(seqs[lo:hi], temp)
+			if err != nil {
+				return fmt.Errorf("rl: update: %w", err)
+			}
+			gradNorm += gn
+			sum.tokens += s.tokens
+			sum.pgLoss += s.pgLoss
+			sum.clipped += s.clipped
+			sum.ppoKL += s.ppoKL * float64(s.tokens)
+			sum.klRef += s.klRef * float64(s.tokens)
+			sum.isWeight += s.isWeight * float64(s.tokens)
+			updates++
+		}
+	}
+	if sum.tokens > 0 {
+		n := float64(sum.tokens)
+		m["actor/pg_loss"] = sum.pgLoss / float64(updates)
+		m["actor/pg_clipfrac"] = float64(sum.clipped) / n
+		m["actor/ppo_kl"] = sum.ppoKL / n
+		m["actor/kl_ref"] = sum.klRef / n
+		m["is/ratio_mean"] = sum.isWeight / n
+		m["actor/grad_norm"] = gradNorm / float64(updates)
+	}
+	return nil
+}
+
+// trainSeq is one leaf's training sequence (prompt then response) with its
+// per-response-token constants: advantages, the behaviour policy's
+// log-probs, and π_old's and π_ref's (set by oldLogProbs).
+type trainSeq struct {
+	seq               []int
+	promptLen         int
+	adv, beh, old, rf []float64
+}
+
+// trainingSequences returns one sequence per leaf of the batch's groups.
+func trainingSequences(batch []staleGroup) []trainSeq {
+	var seqs []trainSeq
 	for _, sg := range batch {
 		for _, leaf := range sg.group.Leaves() {
-			d := seqData{seq: seqOf(sg.group, leaf), promptLen: len(sg.group.Prompt)}
+			d := trainSeq{seq: seqOf(sg.group, leaf), promptLen: len(sg.group.Prompt)}
 			for _, a := range leaf.Advantages {
 				d.adv = append(d.adv, a)
 			}
@@ -469,23 +517,24 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 			seqs = append(seqs, d)
 		}
 	}
+	return seqs
+}
+
+// oldLogProbs sets π_old (and π_ref) of every sequence — the policy before
+// this step's updates, by the training forward pass — and records the
+// mismatch between π_old and the behaviour policy in m.
+func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) error {
 	all := make([][]int, len(seqs))
 	promptLens := make([]int, len(seqs))
 	for i := range seqs {
 		all[i], promptLens[i] = seqs[i].seq, seqs[i].promptLen
 	}
-	temp := l.s.Sampling.Temperature
-	if temp == 0 {
-		temp = 1
-	}
-	// π_old (and π_ref): the policy before this step's updates, computed
-	// by the training forward pass.
 	old, err := l.responseLogProbs(l.s.Policy, all, promptLens, temp)
 	if err != nil {
 		return err
 	}
 	var ref [][]float64
-	if c.KLCoef > 0 {
+	if l.s.Train.KLCoef > 0 {
 		if ref, err = l.responseLogProbs(l.s.Reference, all, promptLens, temp); err != nil {
 			return err
 		}
@@ -514,75 +563,52 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
 	}
+	return nil
+}
 
-	var sum objectiveStats
-	var gradNorm float64
-	updates := 0
-	for epoch := 0; epoch < c.Epochs; epoch++ {
-		for mb := 0; mb < c.Minibatches; mb++ {
-			lo, hi := len(seqs)*mb/c.Minibatches, len(seqs)*(mb+1)/c.Minibatches
-			if lo == hi {
-				continue
+// minibatchStep runs the PPO-clip objective over a minibatch of sequences
+// and takes one optimizer step; it returns the objective's statistics and
+// the gradient norm.
+func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, float64, error) {
+	c := l.s.Train
+	toks := make([][]int, len(part))
+	lens := make([]int, len(part))
+	for i, d := range part {
+		toks[i] = d.seq
+		lens[i] = len(d.seq) - d.promptLen
+	}
+	b, err := l.s.Policy.NewBatch(toks)
+	if err != nil {
+		return objectiveStats{}, 0, err
+	}
+	logits := l.s.Policy.Logits(b)
+	lp := l.s.Policy.TokenLogProbs(b, logits, temp)
+	var ent mat.Tensor
+	if c.EntropyCoef > 0 {
+		ent = l.s.Policy.TokenEntropies(b, logits, temp)
+	}
+	agg := aggregationWeights(c.LossAgg, lens, l.maxTokens())
+	var terms []tokenTerm
+	for i, d := range part {
+		for t := 0; t < lens[i]; t++ {
+			tt := tokenTerm{
+				row:   b.Row(i, d.promptLen+t-1),
+				oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
+				isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
 			}
-			part := seqs[lo:hi]
-			toks := make([][]int, len(part))
-			lens := make([]int, len(part))
-			for i, d := range part {
-				toks[i] = d.seq
-				lens[i] = len(d.seq) - d.promptLen
+			if d.rf != nil {
+				tt.refLP = d.rf[t]
 			}
-			b, err := l.s.Policy.NewBatch(toks)
-			if err != nil {
-				return fmt.Errorf("rl: update: %w", err)
-			}
-			logits := l.s.Policy.Logits(b)
-			lp := l.s.Policy.TokenLogProbs(b, logits, temp)
-			var ent mat.Tensor
-			if c.EntropyCoef > 0 {
-				ent = l.s.Policy.TokenEntropies(b, logits, temp)
-			}
-			agg := aggregationWeights(c.LossAgg, lens, l.maxTokens())
-			var terms []tokenTerm
-			for i, d := range part {
-				for t := 0; t < lens[i]; t++ {
-					tt := tokenTerm{
-						row:   b.Row(i, d.promptLen+t-1),
-						oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
-						isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
-					}
-					if d.rf != nil {
-						tt.refLP = d.rf[t]
-					}
-					terms = append(terms, tt)
-				}
-			}
-			obj := &objective{logProbs: lp, entropies: ent, terms: terms, cfg: objectiveConfig{clipLow: c.ClipLow, clipHigh: c.ClipHigh, klCoef: c.KLCoef, entropyCoef: c.EntropyCoef}}
-			loss := ag.NewOperator(obj).Run()
-			gn, err := l.trainer.Step(loss)
-			if err != nil {
-				return fmt.Errorf("rl: update: %w", err)
-			}
-			gradNorm += gn
-			s := obj.stats
-			sum.tokens += s.tokens
-			sum.pgLoss += s.pgLoss
-			sum.clipped += s.clipped
-			sum.ppoKL += s.ppoKL * float64(s.tokens)
-			sum.klRef += s.klRef * float64(s.tokens)
-			sum.isWeight += s.isWeight * float64(s.tokens)
-			updates++
+			terms = append(terms, tt)
 		}
 	}
-	if sum.tokens > 0 {
-		n := float64(sum.tokens)
-		m["actor/pg_loss"] = sum.pgLoss / float64(updates)
-		m["actor/pg_clipfrac"] = float64(sum.clipped) / n
-		m["actor/ppo_kl"] = sum.ppoKL / n
-		m["actor/kl_ref"] = sum.klRef / n
-		m["is/ratio_mean"] = sum.isWeight / n
-		m["actor/grad_norm"] = gradNorm / float64(updates)
+	obj := &objective{logProbs: lp, entropies: ent, terms: terms, cfg: objectiveConfig{clipLow: c.ClipLow, clipHigh: c.ClipHigh, klCoef: c.KLCoef, entropyCoef: c.EntropyCoef}}
+	loss := ag.NewOperator(obj).Run()
+	gn, err := l.trainer.Step(loss)
+	if err != nil {
+		return objectiveStats{}, 0, err
 	}
-	return nil
+	return obj.stats, gn, nil
 }
 
 // responseLogProbs returns log p(response token) under model for every
