@@ -62,82 +62,18 @@ func encodeMetrics(rec *StepRecord) []byte {
 	return b
 }
 
-// decoder reads a binary record; the first error sticks and later reads
-// return zero values, so decoding corrupt data never panics.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-func (d *decoder) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: reading %s", errTruncated, what)
-	}
-	d.b = nil
-}
-
-func (d *decoder) byte1(what string) byte {
-	if len(d.b) < 1 {
-		d.fail(what)
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) varint(what string) int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a length and checks that at least minSize·length bytes remain.
-func (d *decoder) count(what string, minSize int) int {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || v > uint64(len(d.b)-n)/uint64(max(minSize, 1)) {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return int(v)
-}
-
-func (d *decoder) bytes(what string) []byte {
-	n := d.count(what, 1)
-	s := d.b[:n:n]
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *decoder) string(what string) string { return string(d.bytes(what)) }
-
-func (d *decoder) float64(what string) float64 {
-	if len(d.b) < 8 {
-		d.fail(what)
-		return 0
-	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
-}
-
 // metricsHeader decodes the fixed part of a metric record and returns a
 // decoder positioned at the name/value pairs and their count.
-func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d decoder, n int, err error) {
-	d = decoder{b: data}
-	if f := d.byte1("format"); d.err == nil && f != metricsFormat {
+func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d *record.Reader, n int, err error) {
+	d = record.NewReader(data)
+	if f := d.Byte("format"); d.Err() == nil && f != metricsFormat {
 		return 0, 0, d, 0, fmt.Errorf("metric record format %d, this version reads %d", f, metricsFormat)
 	}
-	tokens = d.varint("tokens")
-	elapsed = time.Duration(d.varint("elapsed"))
-	n = d.count("metric count", 9)
-	if d.err != nil {
-		return 0, 0, d, 0, fmt.Errorf("decoding metrics: %w", d.err)
+	tokens = d.Varint("tokens")
+	elapsed = time.Duration(d.Varint("elapsed"))
+	n = d.Count("metric count", 9)
+	if d.Err() != nil {
+		return 0, 0, d, 0, fmt.Errorf("decoding metrics: %w", d.Err())
 	}
 	return tokens, elapsed, d, n, nil
 }
@@ -150,11 +86,11 @@ func decodeMetrics(step int, data []byte) (StepMetrics, error) {
 	}
 	m := StepMetrics{Step: step, Tokens: tokens, Elapsed: elapsed, Values: make(map[string]float64, n)}
 	for range n {
-		k := d.string("metric name")
-		m.Values[k] = d.float64("metric value")
+		k := d.String("metric name")
+		m.Values[k] = d.Float64("metric value")
 	}
-	if d.err != nil {
-		return StepMetrics{}, fmt.Errorf("decoding metrics of step %d: %w", step, d.err)
+	if d.Err() != nil {
+		return StepMetrics{}, fmt.Errorf("decoding metrics of step %d: %w", step, d.Err())
 	}
 	return m, nil
 }
@@ -168,16 +104,16 @@ func lookupMetrics(data []byte, names []string, vals []float64, found []bool) (t
 	}
 	clear(found)
 	for range n {
-		k := d.bytes("metric name")
-		v := d.float64("metric value")
+		k := d.Bytes("metric name")
+		v := d.Float64("metric value")
 		for i, name := range names {
 			if string(k) == name {
 				vals[i], found[i] = v, true
 			}
 		}
 	}
-	if d.err != nil {
-		return 0, 0, fmt.Errorf("decoding metrics: %w", d.err)
+	if d.Err() != nil {
+		return 0, 0, fmt.Errorf("decoding metrics: %w", d.Err())
 	}
 	return tokens, elapsed, nil
 }

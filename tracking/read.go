@@ -196,13 +196,13 @@ func (s *Store) MetricNames(runID string) ([]string, error) {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
 			for range n {
-				name := d.bytes("metric name")
-				d.float64("metric value")
+				name := d.Bytes("metric name")
+				d.Float64("metric value")
 				if !seen[string(name)] { // no allocation when present
 					seen[string(name)] = true
 				}
 			}
-			return d.err
+			return d.Err()
 		})
 	})
 	names := make([]string, 0, len(seen))

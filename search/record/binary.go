@@ -144,46 +144,46 @@ func appendRuns(b []byte, xs []float64) []byte {
 // error wrapping ErrTruncated, never a panic. The structure is not
 // validated: call Validate for that.
 func Decode(data []byte, g *Group) error {
-	d := decoder{b: data}
-	f := d.byte1("format")
+	d := Reader{b: data}
+	f := d.Byte("format")
 	if d.err == nil && f != format && f != formatV1 {
 		return fmt.Errorf("group record of format %d: this version reads formats %d and %d (a newer version of rollout wrote it)", f, formatV1, format)
 	}
-	g.Prompt = d.string("prompt")
+	g.Prompt = d.String("prompt")
 	g.PromptTokens = g.PromptTokens[:0]
 	g.PromptID, g.MissingForks = 0, 0
 	g.Budget = Budget{}
 	if f == formatV1 {
-		g.Strategy = d.string("strategy")
-		g.Budget.Limit = d.varint("budget limit")
-		g.Budget.GeneratedTokens = d.varint("generated tokens")
-		g.Budget.PrefillTokens = d.varint("prefill tokens")
-		g.Budget.FLOPs = d.varint("flops")
+		g.Strategy = d.String("strategy")
+		g.Budget.Limit = d.Varint("budget limit")
+		g.Budget.GeneratedTokens = d.Varint("generated tokens")
+		g.Budget.PrefillTokens = d.Varint("prefill tokens")
+		g.Budget.FLOPs = d.Varint("flops")
 	} else {
-		nt := d.count("prompt token count", 1)
+		nt := d.Count("prompt token count", 1)
 		g.PromptTokens = slices.Grow(g.PromptTokens, nt)[:nt]
 		for j := range g.PromptTokens {
-			g.PromptTokens[j] = int(d.varint("prompt token"))
+			g.PromptTokens[j] = int(d.Varint("prompt token"))
 		}
-		g.PromptID = d.uvarint("prompt id")
-		g.Strategy = d.string("strategy")
-		g.Budget.Limit = d.varint("budget limit")
-		g.Budget.GeneratedTokens = d.varint("generated tokens")
-		g.Budget.PrefillTokens = d.varint("prefill tokens")
-		g.Budget.DecodeTokens = d.varint("decode tokens")
-		g.Budget.FLOPs = d.varint("flops")
-		g.Budget.SkippedBranches = int(d.varint("skipped branches"))
-		g.MissingForks = int(d.varint("missing forks"))
+		g.PromptID = d.Uvarint("prompt id")
+		g.Strategy = d.String("strategy")
+		g.Budget.Limit = d.Varint("budget limit")
+		g.Budget.GeneratedTokens = d.Varint("generated tokens")
+		g.Budget.PrefillTokens = d.Varint("prefill tokens")
+		g.Budget.DecodeTokens = d.Varint("decode tokens")
+		g.Budget.FLOPs = d.Varint("flops")
+		g.Budget.SkippedBranches = int(d.Varint("skipped branches"))
+		g.MissingForks = int(d.Varint("missing forks"))
 	}
-	g.Filtered = d.byte1("filtered")&flagFiltered != 0
-	nn := d.count("node count", 7)
+	g.Filtered = d.Byte("filtered")&flagFiltered != 0
+	nn := d.Count("node count", 7)
 	g.Nodes = slices.Grow(g.Nodes[:0], nn)[:nn]
 	tokens := 0 // no path is longer than all tokens together
 	for i := range g.Nodes {
 		d.node(&g.Nodes[i], f)
 		tokens += len(g.Nodes[i].Tokens)
 	}
-	nl := d.count("leaf count", 12)
+	nl := d.Count("leaf count", 12)
 	g.Leaves = slices.Grow(g.Leaves[:0], nl)[:nl]
 	for i := range g.Leaves {
 		d.leaf(&g.Leaves[i], f, tokens)
@@ -197,47 +197,47 @@ func Decode(data []byte, g *Group) error {
 	return nil
 }
 
-func (d *decoder) node(n *Node, f byte) {
-	n.ID = int(d.varint("node id"))
-	n.Parent = int(d.varint("node parent"))
-	n.ForkAt = int(d.varint("node fork_at"))
-	n.Iteration = int(d.varint("node iteration"))
+func (d *Reader) node(n *Node, f byte) {
+	n.ID = int(d.Varint("node id"))
+	n.Parent = int(d.Varint("node parent"))
+	n.ForkAt = int(d.Varint("node fork_at"))
+	n.Iteration = int(d.Varint("node iteration"))
 	n.ForkScore, n.HasForkScore, n.Finish = 0, false, ""
 	if f != formatV1 {
-		if d.byte1("node flags")&flagHasForkScore != 0 {
-			n.ForkScore, n.HasForkScore = d.float64("fork score"), true
+		if d.Byte("node flags")&flagHasForkScore != 0 {
+			n.ForkScore, n.HasForkScore = d.Float64("fork score"), true
 		}
-		n.Finish = d.string("finish")
+		n.Finish = d.String("finish")
 	}
-	nt := d.count("token count", 1)
+	nt := d.Count("token count", 1)
 	n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]
 	for j := range n.Tokens {
-		n.Tokens[j] = int(d.varint("token"))
+		n.Tokens[j] = int(d.Varint("token"))
 	}
 	n.LogProbs = d.floats("logprobs", n.LogProbs)
 	n.Entropies = d.floats("entropies", n.Entropies)
 }
 
-func (d *decoder) leaf(l *Leaf, f byte, maxPath int) {
-	l.Node = int(d.varint("leaf node"))
-	l.Text = d.string("leaf text")
+func (d *Reader) leaf(l *Leaf, f byte, maxPath int) {
+	l.Node = int(d.Varint("leaf node"))
+	l.Text = d.String("leaf text")
 	l.Scored = true
 	if f != formatV1 {
-		l.Scored = d.byte1("leaf flags")&flagScored != 0
+		l.Scored = d.Byte("leaf flags")&flagScored != 0
 	}
-	l.Reward = d.float64("leaf reward")
+	l.Reward = d.Float64("leaf reward")
 	l.Terms = l.Terms[:0]
 	if f != formatV1 {
-		nt := d.count("term count", 9)
+		nt := d.Count("term count", 9)
 		for range nt {
-			name := d.string("term name")
-			l.Terms = append(l.Terms, Term{Name: name, Value: d.float64("term value")})
+			name := d.String("term name")
+			l.Terms = append(l.Terms, Term{Name: name, Value: d.Float64("term value")})
 		}
 	}
 	if len(l.Terms) == 0 {
 		l.Terms = nil
 	}
-	l.Reason = d.string("leaf reason")
+	l.Reason = d.String("leaf reason")
 	if f == formatV1 {
 		d.f32 = d.floats("advantages", d.f32)
 		l.Advantages = slices.Grow(l.Advantages[:0], len(d.f32))[:len(d.f32)]
@@ -249,22 +249,35 @@ func (d *decoder) leaf(l *Leaf, f byte, maxPath int) {
 	}
 }
 
-// decoder reads a binary record; the first error sticks and later reads
-// return zero values, so decoding corrupt data never panics.
-type decoder struct {
+// Reader reads the binary encodings of rollout's records — varints, raw
+// little-endian floats, length-prefixed strings — as Decode does for groups
+// and the store does for its metric records. The first error sticks and
+// later reads return zero values, so reading corrupt data never panics;
+// errors wrap ErrTruncated.
+type Reader struct {
 	b   []byte
 	err error
 	f32 []float32 // scratch
 }
 
-func (d *decoder) fail(what string) {
+// NewReader returns a Reader of b.
+func NewReader(b []byte) *Reader { return &Reader{b: b} }
+
+// Err is the first error met, nil if none.
+func (d *Reader) Err() error { return d.err }
+
+// Len is the number of bytes not read yet.
+func (d *Reader) Len() int { return len(d.b) }
+
+func (d *Reader) fail(what string) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: reading %s", ErrTruncated, what)
 	}
 	d.b = nil
 }
 
-func (d *decoder) byte1(what string) byte {
+// Byte reads one byte; what names it in an error.
+func (d *Reader) Byte(what string) byte {
 	if len(d.b) < 1 {
 		d.fail(what)
 		return 0
@@ -274,7 +287,8 @@ func (d *decoder) byte1(what string) byte {
 	return c
 }
 
-func (d *decoder) varint(what string) int64 {
+// Varint reads a signed varint.
+func (d *Reader) Varint(what string) int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail(what)
@@ -284,7 +298,8 @@ func (d *decoder) varint(what string) int64 {
 	return v
 }
 
-func (d *decoder) uvarint(what string) uint64 {
+// Uvarint reads an unsigned varint.
+func (d *Reader) Uvarint(what string) uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail(what)
@@ -294,8 +309,9 @@ func (d *decoder) uvarint(what string) uint64 {
 	return v
 }
 
-// count reads a length and checks that at least minSize·length bytes remain.
-func (d *decoder) count(what string, minSize int) int {
+// Count reads a length and checks that at least minSize·length bytes
+// remain, so a corrupt length cannot make a caller allocate much.
+func (d *Reader) Count(what string, minSize int) int {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 || v > uint64(len(d.b)-n)/uint64(max(minSize, 1)) {
 		d.fail(what)
@@ -305,14 +321,19 @@ func (d *decoder) count(what string, minSize int) int {
 	return int(v)
 }
 
-func (d *decoder) string(what string) string {
-	n := d.count(what, 1)
-	s := string(d.b[:n])
+// Bytes reads a length-prefixed byte string, as a view of the input.
+func (d *Reader) Bytes(what string) []byte {
+	n := d.Count(what, 1)
+	s := d.b[:n:n]
 	d.b = d.b[n:]
 	return s
 }
 
-func (d *decoder) float64(what string) float64 {
+// String reads a length-prefixed string.
+func (d *Reader) String(what string) string { return string(d.Bytes(what)) }
+
+// Float64 reads a little-endian IEEE float64.
+func (d *Reader) Float64(what string) float64 {
 	if len(d.b) < 8 {
 		d.fail(what)
 		return 0
@@ -323,11 +344,11 @@ func (d *decoder) float64(what string) float64 {
 }
 
 // runs reads appendRuns' encoding into dst, of at most maxLen values.
-func (d *decoder) runs(what string, dst []float64, maxLen int) []float64 {
+func (d *Reader) runs(what string, dst []float64, maxLen int) []float64 {
 	dst = dst[:0]
-	n := d.count(what, 9)
+	n := d.Count(what, 9)
 	for range n {
-		k := d.uvarint(what)
+		k := d.Uvarint(what)
 		v := math.Float64frombits(binary.LittleEndian.Uint64(d.take(what, 8)))
 		if d.err != nil || k == 0 || k > uint64(maxLen) || uint64(len(dst))+k > uint64(maxLen) {
 			d.fail(what)
@@ -341,7 +362,7 @@ func (d *decoder) runs(what string, dst []float64, maxLen int) []float64 {
 }
 
 // take returns the next n bytes (zeros after an error).
-func (d *decoder) take(what string, n int) []byte {
+func (d *Reader) take(what string, n int) []byte {
 	if len(d.b) < n {
 		d.fail(what)
 		return make([]byte, n)
@@ -351,8 +372,8 @@ func (d *decoder) take(what string, n int) []byte {
 	return s
 }
 
-func (d *decoder) floats(what string, dst []float32) []float32 {
-	n := d.count(what, 4)
+func (d *Reader) floats(what string, dst []float32) []float32 {
+	n := d.Count(what, 4)
 	if d.err != nil {
 		return dst[:0]
 	}
