@@ -10,11 +10,9 @@ import (
 // the prompt's text, and text turns a response's tokens into the text its
 // verifier read (stored as each leaf's Text). Every node is a leaf.
 func (g *Group) Record(prompt string, text record.Detokenizer) *record.Group {
-	u := g.Usage
 	r := &record.Group{
 		Prompt: prompt, PromptTokens: g.Prompt, PromptID: g.PromptID, Strategy: g.Strategy,
-		Budget: record.Budget{Limit: u.Limit, GeneratedTokens: u.GeneratedTokens, PrefillTokens: u.PrefillTokens,
-			DecodeTokens: u.DecodeTokens, FLOPs: u.FLOPs, SkippedBranches: u.SkippedBranches},
+		Budget:       g.Usage,
 		MissingForks: g.MissingForks,
 		Nodes:        make([]record.Node, len(g.nodes)),
 		Leaves:       make([]record.Leaf, len(g.nodes)),
@@ -65,9 +63,6 @@ func FromRecord(r *record.Group) (*Group, error) {
 		nodes[i] = n
 	}
 	g := NewGroup(r.PromptTokens, r.Strategy, nodes)
-	u := r.Budget
-	g.PromptID, g.MissingForks = r.PromptID, r.MissingForks
-	g.Usage = Usage{Limit: u.Limit, GeneratedTokens: u.GeneratedTokens, PrefillTokens: u.PrefillTokens,
-		DecodeTokens: u.DecodeTokens, FLOPs: u.FLOPs, SkippedBranches: u.SkippedBranches}
+	g.PromptID, g.MissingForks, g.Usage = r.PromptID, r.MissingForks, r.Budget
 	return g, nil
 }

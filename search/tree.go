@@ -197,25 +197,12 @@ type Group struct {
 	nodes []*Node
 }
 
-// Usage is what a group cost, counted exactly.
-type Usage struct {
-	// Limit is the per-prompt budget in generated tokens; 0 means none.
-	Limit int64
-	// GeneratedTokens counts sampled tokens (forward positions generated);
-	// a shared prefix is counted once.
-	GeneratedTokens int64
-	// PrefillTokens counts prompt positions run through the model.
-	PrefillTokens int64
-	// DecodeTokens counts sampled tokens fed back through the model: fewer
-	// than GeneratedTokens by the tokens after which nothing was sampled.
-	DecodeTokens int64
-	// FLOPs are the forward FLOPs of the prefill and decode positions, from
-	// Request.FLOPs (0 when it is nil).
-	FLOPs int64
-	// SkippedBranches counts responses and branches not started because the
-	// remaining budget could not cover their longest possible length.
-	SkippedBranches int
-}
+// Usage is what a group cost, counted exactly: generated tokens (a shared
+// prefix once), prefill tokens, decode tokens (sampled tokens fed back
+// through the model), forward FLOPs from Request.FLOPs, the per-prompt
+// limit and the branches skipped for it. It is the record's Budget, so a
+// group's record carries it as it is.
+type Usage = record.Budget
 
 // Nodes returns all nodes of the group in ID order.
 func (g *Group) Nodes() []*Node { return g.nodes }
