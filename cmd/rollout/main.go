@@ -97,6 +97,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
+	root.AddCommand(newUICmd())
 	markUsageErrors(root)
 	return root
 }
