@@ -90,8 +90,9 @@ type ExperimentSummary struct {
 	Runs     int      `json:"runs"`
 	// Status counts the runs by status.
 	Status map[tracking.RunStatus]int `json:"status"`
-	// StepsDone sums the runs' committed steps; StepsTotal their planned
-	// steps, 0 when a run's plan is unknown.
+	// StepsDone sums the runs' last committed steps (step 0 is the base
+	// policy's evaluation, so a run's last step counts its updates);
+	// StepsTotal sums their planned steps, 0 when a run's plan is unknown.
 	StepsDone  int   `json:"steps_done"`
 	StepsTotal int   `json:"steps_total"`
 	Tokens     int64 `json:"tokens"`
@@ -132,7 +133,7 @@ func summarize(e tracking.Experiment, runs []tracking.Run) ExperimentSummary {
 			s.Seeds = append(s.Seeds, r.Seed)
 		}
 		s.Status[r.Status]++
-		s.StepsDone += r.LastStep + 1
+		s.StepsDone += max(0, r.LastStep)
 		s.StepsTotal += r.TotalSteps
 		known = known && r.TotalSteps > 0
 		s.Tokens += r.Tokens

@@ -19,8 +19,10 @@ import (
 // reward/mean at every step, eval/acc at steps 0 and 2; steps 1 and 2
 // commit two groups: treeGroup (index 0) and a filtered flat group.
 const (
-	fixtureExp   = "exp"
-	fixtureSteps = 3
+	fixtureExp = "exp"
+	// fixtureSteps is the runs' planned steps: updates 1 and 2 after the
+	// base policy's evaluation at step 0.
+	fixtureSteps = 2
 )
 
 var fixtureVariants = []string{"flat", "tree"}
@@ -99,14 +101,14 @@ func fixture(t testing.TB, running bool) (string, *tracking.Store) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			last := fixtureSteps - 1
+			last := fixtureSteps
 			if running && id == runID("tree", 2) {
 				last = 1
 			}
 			for step := 0; step <= last; step++ {
 				commitStep(t, st, v, seed, step)
 			}
-			if last == fixtureSteps-1 {
+			if last == fixtureSteps {
 				if err := st.EndRun(id, tracking.StatusFinished, ""); err != nil {
 					t.Fatal(err)
 				}

@@ -97,7 +97,7 @@ function progressBar(done, total) {
 }
 
 function runProgress(r) {
-  return progressBar(r.last_step + 1, r.total_steps || 0);
+  return progressBar(Math.max(0, r.last_step), r.total_steps || 0);
 }
 
 function shortID(id) { return id.length > 12 ? id.slice(0, 12) : id; }
@@ -152,7 +152,9 @@ function chart(series, opt) {
     svg.append(sv('line', {x1: m.l, x2: W - m.r, y1: Y(t), y2: Y(t), class: 'grid'}));
     svg.append(sv('text', {x: m.l - 5, y: Y(t) + 4, 'text-anchor': 'end'}, num(t, 3)));
   }
-  for (const t of ticks(x0, x1, Math.max(3, Math.floor(W / 110)))) {
+  let xt = ticks(x0, x1, Math.max(3, Math.floor(W / 110)));
+  if (opt.integerX) xt = xt.filter(Number.isInteger);
+  for (const t of xt) {
     svg.append(sv('line', {x1: X(t), x2: X(t), y1: m.t, y2: H - m.b, class: 'grid'}));
     svg.append(sv('text', {x: X(t), y: H - m.b + 14, 'text-anchor': 'middle'}, num(t, 3)));
   }
@@ -236,6 +238,7 @@ async function experimentPage(main, name) {
     at: 'final', atArg: '', metrics: detail.default_metrics.slice(),
     curveMetric: detail.default_metrics[0] || detail.metrics[0] || '', x: 'step', hidden: new Set(),
   };
+  const draws = {report: 0, curves: 0}; // the latest draw of each wins
   const head = el('div');
   const reportBox = el('div', {id: 'report'});
   const curveBox = el('div', {id: 'curves'});
@@ -294,23 +297,29 @@ async function experimentPage(main, name) {
     }
     const q = new URLSearchParams({at});
     state.metrics.forEach(mn => q.append('metric', mn));
+    const seq = ++draws.report;
+    let view;
     try {
-      reportBox.replaceChildren(reportTable(await api(`/api/experiments/${enc(name)}/report?${q}`), order));
+      view = reportTable(await api(`/api/experiments/${enc(name)}/report?${q}`), order);
     } catch (err) {
-      reportBox.replaceChildren(errorBox(err));
+      view = errorBox(err);
     }
+    if (seq === draws.report) reportBox.replaceChildren(view); // else a later choice is being drawn
   }
 
   async function drawCurves() {
     if (!state.curveMetric) { curveBox.replaceChildren(el('p', {class: 'muted'}, 'no metrics recorded yet')); return; }
+    const seq = ++draws.curves;
+    let view;
     try {
       const c = await api(`/api/experiments/${enc(name)}/curves?metric=${enc(state.curveMetric)}&x=${state.x}`);
-      const series = c.curves.filter(k => !state.hidden.has(k.variant)).map(k => ({name: k.variant, colour: variantColour(order, k.variant), x: k.x, y: k.mean, lo: k.lo, hi: k.hi, marks: k.marks}));
+      const series = c.curves.filter(k => !state.hidden.has(k.variant)).map(k => ({name: k.variant, colour: variantColour(order, k.variant), x: k.x, y: k.mean, lo: k.lo, hi: k.hi, marks: k.marks || k.x.length < 40}));
       const xlabel = {step: 'step', tokens: 'sampled tokens', time: 'wall time (s)'}[state.x];
-      curveBox.replaceChildren(chart(series, {width: 820, height: 360, title: `${state.curveMetric} — mean over seeds, 95% band`, xlabel}));
+      view = chart(series, {width: 820, height: 360, title: `${state.curveMetric} — mean over seeds, 95% band`, xlabel, integerX: state.x !== 'time'});
     } catch (err) {
-      curveBox.replaceChildren(errorBox(err));
+      view = errorBox(err);
     }
+    if (seq === draws.curves) curveBox.replaceChildren(view);
   }
 
   function drawRuns() {
@@ -346,7 +355,7 @@ function reportTable(rep, order) {
             el('td', {class: 'num cell', dataset: {metric: c.metric, mean: c.mean === null ? '' : String(c.mean), n: c.n},
               title: `n=${c.n}${c.missing ? `, ${c.missing} missing` : ''}; values ${c.values.map(v => num(v)).join(', ')}`},
               num(c.mean), half !== null && half > 0 ? el('span', {class: 'ci'}, ' ± ' + num(half, 2)) : ''),
-            el('td', {class: 'num' + (p !== null && p < 0.05 ? ' sig' : ''), title: c.test ? `${c.test.kind} t-test, diff ${num(c.test.diff)} [${num(c.test.diff_lo)}, ${num(c.test.diff_hi)}]` : ''}, p === null ? '' : num(p, 2)),
+            el('td', {class: 'num' + (p !== null && p < 0.05 ? ' sig' : ''), title: c.test ? `${c.test.kind} t-test, diff ${num(c.test.diff)} [${num(c.test.diff_lo)}, ${num(c.test.diff_hi)}]` : ''}, p === null ? '' : p < 0.001 ? '<0.001' : num(p, 2)),
           ];
         }))))));
 }
@@ -400,7 +409,7 @@ async function runPage(main, id) {
     const colour = PALETTE[0];
     charts.replaceChildren(...detail.metrics.map(mn => {
       const pts = rows.filter(row => mn in row.values);
-      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}], {width: 330, height: 190, title: mn});
+      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}], {width: 330, height: 190, title: mn, integerX: state.x !== 'time'});
     }));
   }
 
@@ -551,7 +560,7 @@ function groupView(g, index, text) {
 
   function forkMark(children) {
     const title = children.map(c => `node ${c.id}${c.fork_score !== null ? ', score ' + num(c.fork_score, 3) : ''}`).join('; ');
-    return el('span', {class: 'fork', title: 'fork: ' + title}, '⑂' + children.map(c => c.id).join(','));
+    return el('span', {class: 'fork', title: 'fork: ' + title}, '|' + children.map(c => c.id).join(','));
   }
 
   function leafView(l, i, n) {
