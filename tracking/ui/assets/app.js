@@ -256,9 +256,16 @@ async function experimentPage(main, name) {
     marks.replaceChildren(...vals.map(v => el('option', {value: v})));
     if (!state.atArg && vals.length) { state.atArg = String(vals[vals.length - 1]); atArgInput.value = state.atArg; }
   }
-  const metricSel = el('select', {id: 'report-metrics', multiple: true, size: Math.min(6, detail.metrics.length), onchange: () => {
-    state.metrics = Array.from(metricSel.selectedOptions).map(o => o.value); drawReport();
-  }}, detail.metrics.map(mn => el('option', {value: mn, selected: state.metrics.includes(mn)}, mn)));
+  // The report's metrics: chips to remove, a menu to add.
+  const metricBox = el('span', {id: 'report-metrics'});
+  function drawMetricChoice() {
+    const add = el('select', {onchange: () => { if (add.value) { state.metrics.push(add.value); drawMetricChoice(); drawReport(); } }},
+      el('option', {value: ''}, '+ metric'), detail.metrics.filter(mn => !state.metrics.includes(mn)).map(mn => el('option', {value: mn}, mn)));
+    metricBox.replaceChildren(...state.metrics.map(mn => el('span', {class: 'chip', dataset: {metric: mn}, title: 'remove', onclick: () => {
+      state.metrics = state.metrics.filter(x => x !== mn); drawMetricChoice(); drawReport();
+    }}, mn, ' ×')), add);
+  }
+  drawMetricChoice();
 
   const curveMetric = el('select', {id: 'curve-metric', onchange: () => { state.curveMetric = curveMetric.value; drawCurves(); }},
     detail.metrics.map(mn => el('option', {value: mn, selected: mn === state.curveMetric}, mn)));
@@ -273,7 +280,7 @@ async function experimentPage(main, name) {
 
   main.replaceChildren(head,
     el('h2', {}, 'Comparison'),
-    el('div', {class: 'controls'}, el('label', {}, 'at', atKind, atArgInput, marks), el('label', {}, 'metrics', metricSel)),
+    el('div', {class: 'controls'}, el('label', {}, 'at', atKind, atArgInput, marks), el('span', {}, 'metrics ', metricBox)),
     reportBox,
     el('h2', {}, 'Curves'),
     el('div', {class: 'controls'}, el('label', {}, 'metric', curveMetric), el('label', {}, 'x', xSel), chips),
