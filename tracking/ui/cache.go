@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"os"
 	"sync"
 	"time"
 
@@ -13,9 +14,15 @@ import (
 // its last request releases it (or, when idle, by a timer at its expiry).
 // So the file is held only while requests come, and a writer that starts
 // waits at most about one TTL for it.
+//
+// A snapshot (the store read while a writer holds it) holds no lock on
+// the file: it is kept past the TTL for as long as the file is unchanged
+// (same size and modification time), so that pages polling a run between
+// its commits do not copy the store again each time.
 type storeCache struct {
 	open func() (*tracking.Store, error)
 	ttl  time.Duration
+	path string // the store's file, known after the first open
 
 	mu  sync.Mutex
 	cur *openStore
@@ -25,6 +32,7 @@ type storeCache struct {
 type openStore struct {
 	st      *tracking.Store
 	opened  time.Time
+	file    os.FileInfo // the store's file as it was before the open; nil if unknown
 	refs    int
 	expired bool // no longer handed out: close when refs reaches 0
 	closed  bool
@@ -39,20 +47,30 @@ func newStoreCache(open func() (*tracking.Store, error), ttl time.Duration) *sto
 func (c *storeCache) acquire() (*tracking.Store, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil && time.Since(c.cur.opened) >= c.ttl {
+	if c.cur != nil && time.Since(c.cur.opened) >= c.ttl && !c.cur.current() {
 		c.expire(c.cur)
 	}
 	if c.cur == nil {
+		var before os.FileInfo
+		if c.path != "" {
+			before, _ = os.Stat(c.path)
+		}
 		st, err := c.open()
 		if err != nil {
 			return nil, nil, err
 		}
-		o := &openStore{st: st, opened: time.Now()}
+		if c.path == "" {
+			c.path = st.Path()
+			before = nil // not taken before this open
+		}
+		o := &openStore{st: st, opened: time.Now(), file: before}
 		c.cur = o
 		time.AfterFunc(c.ttl, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.expire(o)
+			if !o.current() {
+				c.expire(o)
+			}
 		})
 	}
 	o := c.cur
@@ -65,6 +83,16 @@ func (c *storeCache) acquire() (*tracking.Store, func(), error) {
 			c.shut(o)
 		}
 	}, nil
+}
+
+// current reports whether o is a snapshot of a file that has not changed
+// since: one that can go on serving requests.
+func (o *openStore) current() bool {
+	if snap, _ := o.st.Snapshot(); !snap || o.file == nil {
+		return false
+	}
+	fi, err := os.Stat(o.st.Path())
+	return err == nil && fi.Size() == o.file.Size() && fi.ModTime().Equal(o.file.ModTime())
 }
 
 // expire stops handing o out, closing it if no request uses it. c.mu is held.

@@ -7,9 +7,9 @@
 // Every asset is embedded: the pages are plain JavaScript drawing SVG, with
 // no library and no network access. The handler only reads: it answers GET
 // (and HEAD) alone, and opens the store read-only, so while a run writes
-// the store the handler reads snapshots of it (see tracking.Options) and
-// never holds the store for longer than a request and a short reuse window
-// (Options.TTL).
+// the store the handler reads snapshots of it (see tracking.Options), each
+// kept until the writer's next commit, and otherwise never holds the store
+// for longer than a request and a short reuse window (Options.TTL).
 //
 // Endpoints (all GET, all JSON; errors are {"error": "..."} with status 400
 // for a bad parameter, 404 for something the store does not have, 500 for

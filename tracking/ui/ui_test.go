@@ -307,3 +307,41 @@ func TestNewNeedsOpen(t *testing.T) {
 		t.Fatal("New without Open: no error")
 	}
 }
+
+// TestSnapshotReuse: while a writer holds the store, the snapshot read is
+// kept past the TTL until the writer commits, then read anew.
+func TestSnapshotReuse(t *testing.T) {
+	path, w := fixture(t, true)
+	var opens atomic.Int32
+	h, err := New(Options{TTL: 100 * time.Millisecond, Open: func() (*tracking.Store, error) {
+		opens.Add(1)
+		return tracking.Open(path, tracking.Options{ReadOnly: true})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	lastStep := func() int {
+		t.Helper()
+		status, body := get(t, h, "GET", "/api/runs/tree-2")
+		if status != http.StatusOK {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		return decode[RunDetail](t, body).Run.LastStep
+	}
+	for i, step := range []struct {
+		commit      bool
+		opens, last int
+	}{{false, 1, 1}, {false, 2, 1}, {false, 2, 1}, {true, 3, 2}, {false, 3, 2}} {
+		if step.commit {
+			commitStep(t, w, "tree", 2, 2)
+		}
+		if got := lastStep(); got != step.last {
+			t.Fatalf("request %d: last step %d, want %d", i, got, step.last)
+		}
+		if got := opens.Load(); got != int32(step.opens) {
+			t.Fatalf("request %d: %d opens, want %d", i, got, step.opens)
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
