@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -46,8 +47,11 @@ writes it, and never blocks the writer. Stop it with Ctrl-C.`,
 				return err
 			}
 			defer h.Close()
+			var served http.Handler = h
 			if w := addrWarning(addr); w != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			} else {
+				served = loopbackOnly(h)
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -56,7 +60,7 @@ writes it, and never blocks the writer. Stop it with Ctrl-C.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", path, ln.Addr())
-			return serveUI(ctx, ln, h, cmd.ErrOrStderr())
+			return serveUI(ctx, ln, served, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
@@ -107,6 +111,26 @@ func serveUI(ctx context.Context, ln net.Listener, h http.Handler, errw io.Write
 		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)
 	}
 	return nil
+}
+
+// loopbackOnly refuses (403) requests whose Host header names anything but
+// this machine (localhost or a loopback address): served on loopback, the
+// dashboard answers only browsers of this machine, and a web page that
+// makes the browser resolve its own host name to 127.0.0.1 (DNS
+// rebinding) cannot read the store through it.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, fmt.Sprintf("host %q: this dashboard answers requests to localhost or a loopback address only", r.Host), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // addrWarning says why an address other than loopback is exposed, or

@@ -169,3 +169,31 @@ func TestUICommand(t *testing.T) {
 		}
 	}
 }
+
+// Served on loopback, the dashboard answers requests to loopback names
+// only (no DNS rebinding).
+func TestLoopbackOnly(t *testing.T) {
+	h := loopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"127.0.0.1:8080", http.StatusOK},
+		{"localhost:8080", http.StatusOK},
+		{"localhost", http.StatusOK},
+		{"[::1]:8080", http.StatusOK},
+		{"127.0.0.5", http.StatusOK},
+		{"evil.example:8080", http.StatusForbidden},
+		{"evil.example", http.StatusForbidden},
+		{"192.168.1.5:8080", http.StatusForbidden},
+		{"localhost.evil.example", http.StatusForbidden},
+	} {
+		req := httptest.NewRequest("GET", "/api/experiments", nil)
+		req.Host = tc.host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("Host %q: status %d, want %d", tc.host, rec.Code, tc.status)
+		}
+	}
+}
