@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // chromium returns the path of a Chromium or Chrome binary: $ROLLOUT_CHROMIUM,
@@ -230,16 +232,28 @@ func TestBrowser(t *testing.T) {
 		h := newHandler(t, path)
 		srv := httptest.NewServer(h)
 		defer srv.Close()
-		do(t, ctx, "loading a running run's page", chromedp.Navigate(srv.URL+"/#/run/tree-2"))
-		field := `(document.querySelector('[data-field="last_step"]') || {}).textContent`
-		waitFor(t, ctx, field+` === '1'`, 10*time.Second)
+		// The experiment page: tree seed 2's progress and the table.
+		do(t, ctx, "loading a running experiment's page", chromedp.Navigate(srv.URL+"/#/exp/exp"))
+		progress := `(document.querySelector('#runs tr[data-run="tree-2"] [data-field="progress"]') || {}).textContent`
+		waitFor(t, ctx, progress+` === '1/2' && document.querySelectorAll('#report-table td.cell').length === 4`, 10*time.Second)
 		waitFor(t, ctx, `!document.getElementById('live').hidden`, 5*time.Second)
 		start := time.Now()
 		commitStep(t, w, "tree", 2, 2)
-		waitFor(t, ctx, field+` === '2'`, 10*time.Second)
+		waitFor(t, ctx, progress+` === '2/2'`, 10*time.Second)
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("the committed step appeared after %s", took)
 		}
+		// The table follows: tree's eval/acc is now the mean at step 2 of both seeds.
+		want := strconv.FormatFloat((acc("tree", 1, 2)+acc("tree", 2, 2))/2, 'g', -1, 64)
+		waitFor(t, ctx, `document.querySelector('#report-table tr[data-variant="tree"] td.cell[data-metric="eval/acc"]').dataset.mean === '`+want+`'`, 5*time.Second)
+		checkTable(t, h, readTable(t, ctx), "")
+
+		// The run's page: its status when it ends.
+		show(t, ctx, "#/run/tree-2", `(document.querySelector('[data-field="last_step"]') || {}).textContent === '2'`)
+		if err := w.EndRun("tree-2", tracking.StatusFinished, ""); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, `document.querySelector('.kv .badge[data-status]').dataset.status === 'finished'`, 10*time.Second)
 		if n := eval[int](t, ctx, `document.querySelectorAll('#eval-table tbody tr').length`); n != 2 {
 			t.Errorf("after step 2, %d evaluations shown, want 2", n)
 		}

@@ -230,6 +230,10 @@ async function experimentsPage(main) {
   return {refresh, live: () => live};
 }
 
+// experimentPage draws an experiment: its head, the comparison table with
+// its controls, the curves with theirs, and its runs. It is one long
+// function because its parts share the page's state (the point, metrics,
+// axis and hidden variants) and redraw one another through closures.
 async function experimentPage(main, name) {
   crumbs([['experiment ' + name, '#/exp/' + enc(name)]]);
   let detail = await api('/api/experiments/' + enc(name));
@@ -382,6 +386,8 @@ function runsTable(runs, order) {
       el('td', {}, el('a', {href: `#/tree/${enc(r.id)}`}, 'trees'))))));
 }
 
+// runPage draws a run: its record, evaluations, a curve of every metric
+// and its resolved config.
 async function runPage(main, id) {
   let detail = await api('/api/runs/' + enc(id));
   const r0 = detail.run;
@@ -443,6 +449,9 @@ async function runPage(main, id) {
 
 // ---------- tree viewer ----------
 
+// treePage draws the tree viewer of a run: the step, group and compared
+// group come from the URL (params), so each view has an address; its
+// controls change the URL. Long for the same reason as experimentPage.
 async function treePage(main, id, params) {
   let detail = await api('/api/runs/' + enc(id));
   const run = detail.run;
@@ -523,7 +532,9 @@ function entropyColour(h, max) {
 
 // groupView draws one group: its header and each tree, every node a
 // collapsible block with its tokens (coloured by entropy, the fork points
-// of its children marked), the leaves ending in it and its children.
+// of its children marked), the leaves ending in it and its children. Its
+// nested functions share the group's indexes (children, path offsets,
+// leaves by node), hence its length.
 function groupView(g, index, text) {
   let maxH = 0;
   g.nodes.forEach(n => n.entropies.forEach(h => { if (h !== null && h > maxH) maxH = h; }));
