@@ -60,7 +60,9 @@ type Options struct {
 	TokenText func(id int) string
 	// TTL is how long one opened store serves further requests; 0 means
 	// DefaultTTL. A store is closed once it is older and no request uses
-	// it, so that a writer starting meanwhile finds the file free.
+	// it, so that a writer starting meanwhile finds the file free; a
+	// snapshot, read while a writer holds the store, serves on until the
+	// file changes.
 	TTL time.Duration
 }
 
@@ -118,6 +120,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s %s: the dashboard is read-only: only GET", r.Method, r.URL.Path))
 		return
 	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	h.mux.ServeHTTP(w, r)
 }
 
