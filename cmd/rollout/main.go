@@ -98,6 +98,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
+	root.AddCommand(newUICmd())
 	markUsageErrors(root)
 	return root
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/ui"
+)
+
+// defaultUIAddr is where `rollout ui` listens unless --addr says otherwise:
+// loopback only.
+const defaultUIAddr = "127.0.0.1:8080"
+
+func newUICmd() *cobra.Command {
+	var store, addr string
+	cmd := &cobra.Command{
+		Use:   "ui [--store PATH] [--addr 127.0.0.1:8080]",
+		Short: "Serve a read-only web dashboard of the store: experiments, reports, curves, runs and rollout trees",
+		Long: `Serves a web dashboard of the store on --addr (loopback by default): the
+experiments, each experiment's comparison table (as rollout report) and
+curves with 95% bands, each run's config, metrics and evaluations, and a
+viewer of rollout trees. Pages of running experiments update every 2 s.
+JSON endpoints under /api/ serve the same data. The dashboard only reads:
+it opens the store read-only for each request, as a snapshot while a run
+writes it, and never blocks the writer. Stop it with Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path := storePath(store)
+			if _, err := os.Stat(path); err != nil {
+				return storeOpenError(store, err)
+			}
+			h, err := newUIHandler(path)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			var served http.Handler = h
+			if w := addrWarning(addr); w != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			} else {
+				served = loopbackOnly(h)
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usageError{fmt.Errorf("--addr %s: %w", addr, err)}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", path, ln.Addr())
+			return serveUI(ctx, ln, served, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
+	cmd.Flags().StringVar(&addr, "addr", defaultUIAddr, "address to listen on; anything but a loopback address exposes the store to the network")
+	return cmd
+}
+
+// newUIHandler is the dashboard over the store at path, with the report
+// defaults of `rollout report` and the policy tokenizer's token text.
+func newUIHandler(path string) (*ui.Handler, error) {
+	tok := policy.DefaultTokenizer()
+	return ui.New(ui.Options{
+		Open: func() (*tracking.Store, error) {
+			st, err := tracking.Open(path, tracking.Options{ReadOnly: true})
+			if err != nil {
+				return nil, fmt.Errorf("dashboard: %w", err)
+			}
+			return st, nil
+		},
+		Report: reportOptions(),
+		TokenText: func(id int) string {
+			if s, err := tok.Decode([]int{id}); err == nil {
+				return s
+			}
+			return tok.DisplayText([]int{id})
+		},
+	})
+}
+
+// serveUI serves h on ln until ctx is done, then lets requests in flight
+// finish (up to 5 s).
+func serveUI(ctx context.Context, ln net.Listener, h http.Handler, errw io.Writer) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(errw, "stopping the dashboard")
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil {
+		return fmt.Errorf("dashboard on %s: stopping: %w", ln.Addr(), err)
+	}
+	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// loopbackOnly refuses (403) requests whose Host header names anything but
+// this machine (localhost or a loopback address): served on loopback, the
+// dashboard answers only browsers of this machine, and a web page that
+// makes the browser resolve its own host name to 127.0.0.1 (DNS
+// rebinding) cannot read the store through it.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, fmt.Sprintf("host %q: this dashboard answers requests to localhost or a loopback address only", r.Host), http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// addrWarning says why an address other than loopback is exposed, or
+// returns "" for a loopback one.
+func addrWarning(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "" // net.Listen reports the malformed address
+	}
+	if host == "localhost" {
+		return ""
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	where := host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		where = "every network interface"
+	}
+	return fmt.Sprintf("--addr %s: the dashboard listens on %s, not only on this machine: anyone who reaches it can read the whole store (there is no login)", addr, where)
+}

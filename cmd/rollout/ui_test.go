@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// uiStore writes a store with experiment "exp": variants a (baseline) and
+// b, seeds 1 and 2, steps 0 to 2 of 100 sampled tokens each, with
+// reward/mean at each step and eval/acc at steps 0 and 2.
+func uiStore(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	st, err := tracking.Open(path, tracking.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutExperiment(tracking.Experiment{Name: "exp", Variants: []string{"a", "b"}, Baseline: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for vi, v := range []string{"a", "b"} {
+		for seed := int64(1); seed <= 2; seed++ {
+			id := v + string(rune('0'+seed))
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "exp", Variant: v, Seed: seed, Config: "variant: " + v + "\n", TotalSteps: 2}); err != nil {
+				t.Fatal(err)
+			}
+			for step := range 3 {
+				m := map[string]float64{"reward/mean": 0.1*float64(vi+step) + 0.013*float64(seed*seed)}
+				if step%2 == 0 {
+					m["eval/acc"] = 0.2*float64(vi) + 0.05*float64(step) + 0.01*float64(seed)
+				}
+				if err := st.CommitStep(id, tracking.StepRecord{Step: step, Tokens: int64(100 * step), Metrics: m}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.EndRun(id, tracking.StatusFinished, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return path
+}
+
+// The dashboard's report endpoint answers exactly what `rollout report
+// --format json` prints, at every kind of point.
+func TestUIReportEqualsReportJSON(t *testing.T) {
+	path := uiStore(t)
+	h, err := newUIHandler(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for _, tc := range []struct {
+		at      string
+		metrics []string
+	}{
+		{"final", nil},
+		{"best", nil},
+		{"step:1", []string{"reward/mean"}},
+		{"tokens:200", []string{"eval/acc", "reward/mean"}},
+	} {
+		args := []string{"report", "exp", "--store", path, "--format", "json", "--at", tc.at}
+		query := "?at=" + tc.at
+		for _, m := range tc.metrics {
+			args = append(args, "--metric", m)
+			query += "&metric=" + m
+		}
+		code, want, errOut := rollout(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/api/experiments/exp/report"+query, nil))
+		if rec.Code != http.StatusOK || rec.Body.String() != want {
+			t.Errorf("at %s: status %d\ngot  %s\nwant %s", tc.at, rec.Code, rec.Body.String(), want)
+		}
+	}
+}
+
+func TestAddrWarning(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		warn bool
+	}{
+		{"127.0.0.1:8080", false},
+		{"127.0.0.2:80", false},
+		{"localhost:8080", false},
+		{"[::1]:8080", false},
+		{":8080", true},
+		{"0.0.0.0:8080", true},
+		{"[::]:8080", true},
+		{"192.168.1.5:8080", true},
+		{"example.org:80", true},
+	} {
+		if got := addrWarning(tc.addr); (got != "") != tc.warn {
+			t.Errorf("addrWarning(%q) = %q, want a warning: %v", tc.addr, got, tc.warn)
+		}
+	}
+}
+
+// interruptWhenServing, written to as standard output, reads the address
+// the dashboard serves on, fetches a page, and interrupts the process.
+type interruptWhenServing struct {
+	once sync.Once
+	bytes.Buffer
+	status int
+	body   string
+	done   chan struct{}
+}
+
+var servingLine = regexp.MustCompile(`on (http://\S+/)`)
+
+func (w *interruptWhenServing) Write(p []byte) (int, error) {
+	if m := servingLine.FindSubmatch(p); m != nil {
+		w.once.Do(func() {
+			go func() {
+				defer close(w.done)
+				if resp, err := http.Get(string(m[1]) + "api/experiments"); err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					w.status, w.body = resp.StatusCode, string(b)
+				}
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+			}()
+		})
+	}
+	return w.Buffer.Write(p)
+}
+
+// rollout ui serves the store on a loopback port until interrupted, and
+// refuses a store that does not exist or an address it cannot listen on.
+func TestUICommand(t *testing.T) {
+	path := uiStore(t)
+	out := &interruptWhenServing{done: make(chan struct{})}
+	var errOut bytes.Buffer
+	code := run([]string{"ui", "--store", path, "--addr", "127.0.0.1:0"}, out, &errOut)
+	select {
+	case <-out.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no request was made")
+	}
+	if code != 0 || out.status != http.StatusOK || !strings.Contains(out.body, `"name":"exp"`) || strings.Contains(errOut.String(), "warning") {
+		t.Fatalf("exit %d, GET /api/experiments: %d %s\nstdout %s\nstderr %s", code, out.status, out.body, out.String(), errOut.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ui", "--store", filepath.Join(t.TempDir(), "none.db")}, "no store at"},
+		{[]string{"ui", "--store", path, "--addr", "127.0.0.1:99999"}, "--addr 127.0.0.1:99999"},
+		{[]string{"ui", "extra"}, "unknown command"},
+	} {
+		code, _, errOut := rollout(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, errOut, exitUsage, tc.want)
+		}
+	}
+}
+
+// Served on loopback, the dashboard answers requests to loopback names
+// only (no DNS rebinding).
+func TestLoopbackOnly(t *testing.T) {
+	h := loopbackOnly(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	for _, tc := range []struct {
+		host   string
+		status int
+	}{
+		{"127.0.0.1:8080", http.StatusOK},
+		{"localhost:8080", http.StatusOK},
+		{"localhost", http.StatusOK},
+		{"[::1]:8080", http.StatusOK},
+		{"127.0.0.5", http.StatusOK},
+		{"evil.example:8080", http.StatusForbidden},
+		{"evil.example", http.StatusForbidden},
+		{"192.168.1.5:8080", http.StatusForbidden},
+		{"localhost.evil.example", http.StatusForbidden},
+	} {
+		req := httptest.NewRequest("GET", "/api/experiments", nil)
+		req.Host = tc.host
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.status {
+			t.Errorf("Host %q: status %d, want %d", tc.host, rec.Code, tc.status)
+		}
+	}
+}
