@@ -15,6 +15,7 @@ var genericImpl = &impl{
 	exp:     expSliceGeneric,
 	sigmoid: sigmoidGeneric,
 	ntI8:    ntI8Generic,
+	quant:   quantRowsGeneric,
 }
 
 // dotGeneric is the 16-lane dot product of the package documentation over

@@ -35,6 +35,10 @@ type impl struct {
 	sigmoid func(dst, x []float32)
 	// ntI8 is nt with int8 rows of b scaled per row (see MatMulNTInt8).
 	ntI8 func(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool)
+	// quant quantizes activation rows (see Int8Rows.Quantize); w8a8 is the
+	// native MatMulNTW8A8, nil where there is none.
+	quant func(q []uint8, ldq int, scale []float32, x []float32, ldx, m, k int)
+	w8a8  func(c []float32, ldc int, aq []uint8, lda int, ascale []float32, w *Int8Weights, m int, acc bool)
 	// attv is an optional fast AttendValues for the shapes it reports true
 	// for; nil or false means the per-head nn products.
 	attv func(out, probs []float32, ldp int, v []float32, ldv int, n, d, hd int, acc bool) bool
