@@ -47,7 +47,33 @@ type engineLayer struct {
 // matrix is a weight matrix [out, in] that multiplies a batch of rows:
 // y[rows, out] = x[rows, in]·Wᵀ.
 type matrix interface {
-	mulT(y, x []float32, rows int)
+	mulT(y []float32, x *acts)
+}
+
+// acts is a batch of activation rows [rows, cols], the input of one or
+// more matrix products. Its per-row int8 quantization (for W8A8 products)
+// is made on first use and shared by the products that read the same rows
+// (the q, k and v projections; the gate and up projections).
+type acts struct {
+	x          []float32
+	rows, cols int
+	q          *kernel.Int8Rows // the quantization's buffers
+	quantized  bool             // q holds the quantization of x
+}
+
+// set makes a hold x[rows, cols], forgetting any quantization.
+func (a *acts) set(x []float32, rows, cols int) *acts {
+	a.x, a.rows, a.cols, a.quantized = x[:rows*cols], rows, cols, false
+	return a
+}
+
+// int8 returns the per-row int8 quantization of the rows.
+func (a *acts) int8() *kernel.Int8Rows {
+	if !a.quantized {
+		a.q.Quantize(a.x, a.rows, a.cols)
+		a.quantized = true
+	}
+	return a.q
 }
 
 // f32Matrix reads a float32 parameter in place.
@@ -56,8 +82,8 @@ type f32Matrix struct {
 	out, in int
 }
 
-func (m f32Matrix) mulT(y, x []float32, rows int) {
-	kernel.MatMulNT(y[:rows*m.out], x[:rows*m.in], m.w, rows, m.out, m.in, false)
+func (m f32Matrix) mulT(y []float32, x *acts) {
+	kernel.MatMulNT(y[:x.rows*m.out], x.x, m.w, x.rows, m.out, m.in, false)
 }
 
 // maxEngineWorkers caps the goroutines one pass of an Engine is split over.
@@ -68,8 +94,15 @@ type EngineOption func(*engineOptions)
 
 type engineOptions struct{ int8 bool }
 
-// WithInt8 makes the engine sample from a weight-only int8 copy of the
-// model (per-output-row scales); embeddings and norms stay float32.
+// WithInt8 makes the engine sample from an int8 copy of the model's
+// matrix weights (per-output-row scales); embeddings, norms and attention
+// stay float32. Where the CPU has AVX-512 VNNI (kernel path avx512vnni)
+// the products are W8A8: each product's input rows are quantized to int8
+// too, per row with a dynamic scale, and multiplied exactly in int32
+// (kernel.MatMulNTW8A8); elsewhere they are weight-only (float32
+// activations times the int8 weights, kernel.MatMulNTInt8), which is the
+// faster choice without VNNI. Either way a row's result does not depend on
+// the other rows of a batch.
 func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
 
 // NewEngine returns an inference engine over the model's weights.
@@ -79,9 +112,10 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		opt(&o)
 	}
 	c := m.Config
+	w8a8 := o.int8 && kernel.W8A8()
 	mk := func(p []float32, out, in int) matrix {
 		if o.int8 {
-			return quantize(p, out, in)
+			return quantize(p, out, in, w8a8)
 		}
 		return f32Matrix{w: p, out: out, in: in}
 	}
@@ -348,6 +382,14 @@ type work struct {
 	headRows              []int
 	scores                []float32
 	sampler               samplerScratch
+	in                    acts            // the input of the current products
+	quant                 kernel.Int8Rows // its int8 quantization (W8A8)
+}
+
+// input sets the work's product input to x[rows, cols].
+func (w *work) input(x []float32, rows, cols int) *acts {
+	w.in.q = &w.quant
+	return w.in.set(x, rows, cols)
 }
 
 func grow(b []float32, n int) []float32 {
@@ -435,9 +477,10 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 		for i := 0; i < R; i++ {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.attnNorm, eps)
 		}
-		w.wq.mulT(sc.q, sc.h, R)
-		w.wk.mulT(sc.k, sc.h, R)
-		w.wv.mulT(sc.v, sc.h, R)
+		in := sc.input(sc.h, R, d)
+		w.wq.mulT(sc.q, in)
+		w.wk.mulT(sc.k, in)
+		w.wv.mulT(sc.v, in)
 		for i, r := range rows {
 			for h := 0; h < c.Heads; h++ {
 				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
@@ -460,15 +503,16 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, sc.scores)
 			}
 		}
-		w.wo.mulT(sc.o, sc.att, R)
+		w.wo.mulT(sc.o, sc.input(sc.att, R, d))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 		for i := 0; i < R; i++ {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.ffnNorm, eps)
 		}
-		w.w1.mulT(sc.gate, sc.h, R)
-		w.w3.mulT(sc.up, sc.h, R)
+		in = sc.input(sc.h, R, d)
+		w.w1.mulT(sc.gate, in)
+		w.w3.mulT(sc.up, in)
 		siluMul(sc.gate[:R*c.Hidden], sc.gate[:R*c.Hidden], sc.up[:R*c.Hidden])
-		w.w2.mulT(sc.o, sc.gate, R)
+		w.w2.mulT(sc.o, sc.input(sc.gate, R, c.Hidden))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 	}
 	// The output head, only for the rows whose logits are kept.
@@ -484,7 +528,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	for j, i := range sc.headRows {
 		rmsNormRow(sc.headIn[j*d:(j+1)*d], x[i*d:(i+1)*d], e.w.norm, eps)
 	}
-	e.w.head.mulT(sc.logits, sc.headIn, H)
+	e.w.head.mulT(sc.logits, sc.input(sc.headIn, H, d))
 	for j, i := range sc.headRows {
 		r := rows[i]
 		seg := r.st.own()
