@@ -52,7 +52,7 @@ var active = chooseImpl(os.Getenv(envVar), os.Stderr)
 const envVar = "ROLLOUT_KERNEL"
 
 // chooseImpl picks the fastest implementation the CPU supports, or the one
-// named by override ("generic", "avx2", "avx512"). An override naming an
+// named by override ("generic", "avx2", "avx512", "avx512vnni"). An override naming an
 // unknown or unsupported path is reported on warn and ignored.
 func chooseImpl(override string, warn io.Writer) *impl {
 	avail := available()
@@ -71,8 +71,22 @@ func chooseImpl(override string, warn io.Writer) *impl {
 	return avail[0]
 }
 
-// Impl names the active implementation: "avx512", "avx2" or "generic".
+// Impl names the active implementation: "avx512vnni", "avx512", "avx2" or
+// "generic".
 func Impl() string { return active.name }
+
+// Available names the implementations this CPU can run, fastest first: the
+// values ROLLOUT_KERNEL may select.
+func Available() []string {
+	var names []string
+	for _, im := range available() {
+		names = append(names, im.name)
+	}
+	return names
+}
+
+// EnvVar is the environment variable that selects an implementation.
+const EnvVar = envVar
 
 // parallelFlops is the number of multiply-adds (m·n·k) from which a matrix
 // product is split over several goroutines, and minRowsPerWorker the fewest
