@@ -56,6 +56,7 @@ func benchRollout(b *testing.B, size string, int8 bool, batch int) {
 	newTokens := m.Config.MaxSeq - benchPromptLen
 	out := make([]Token, batch)
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for it := 0; it < b.N; it++ {
 		states, err := e.PrefillBatch(prompts, streams)
 		if err != nil {
@@ -70,7 +71,14 @@ func benchRollout(b *testing.B, size string, int8 bool, batch int) {
 			s.Release()
 		}
 	}
-	b.ReportMetric(float64(b.N*batch*newTokens)/b.Elapsed().Seconds(), "tok/s")
+	tokens := float64(b.N * batch * newTokens)
+	b.ReportMetric(tokens/b.Elapsed().Seconds(), "tok/s")
+	// Per second of CPU time of the process (both cores when a pass is
+	// split): less disturbed than wall time when other processes share the
+	// machine.
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(tokens/cpu.Seconds(), "tok/cpu-s")
+	}
 }
 
 func BenchmarkW1(b *testing.B) {
