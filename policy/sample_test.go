@@ -163,7 +163,7 @@ func outlierModel(t testing.TB, cfg Config, seed uint64) *Model {
 	return m
 }
 
-// trainedModel is the tiny model after 20 Adam steps on periodic
+// trainedModel is the tiny model after 10 Adam steps on periodic
 // sequences: peaked next-token distributions, as after pretraining.
 func trainedModel(t *testing.T, cfg Config) *Model {
 	m, err := NewModel(cfg, 5)
@@ -174,7 +174,7 @@ func trainedModel(t *testing.T, cfg Config) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trainSteps(t, m, tr, divergenceSeqs(4, 21, cfg.VocabSize), 20)
+	trainSteps(t, m, tr, divergenceSeqs(4, 15, cfg.VocabSize), 10)
 	return m
 }
 
@@ -227,7 +227,7 @@ func TestInt8Divergence(t *testing.T) {
 // training is slow on the generic one).
 func TestInt8DivergenceTrained(t *testing.T) {
 	cfg, _ := Size("tiny")
-	checkInt8Divergence(t, []int8Case{{"trained", func(t *testing.T) *Model { return trainedModel(t, cfg) }, 2e-5, 0.003}})
+	checkInt8Divergence(t, []int8Case{{"trained", func(t *testing.T) *Model { return trainedModel(t, cfg) }, 2.5e-5, 0.006}})
 }
 
 // The untruncated fast path of sampling gives the token, log-probability
