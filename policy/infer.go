@@ -27,6 +27,7 @@ type Engine struct {
 	scratch  scratch
 	workers  int    // goroutines a forward or sampling pass is split over
 	stepMark uint64 // counts Step calls, to find a state given twice
+	f16      bool   // the KV cache holds binary16 values (int8 engines)
 }
 
 // engineWeights is the weight memory an Engine reads: float32 views of the
@@ -101,8 +102,10 @@ type engineOptions struct{ int8 bool }
 // too, per row with a dynamic scale, and multiplied exactly in int32
 // (kernel.MatMulNTW8A8); elsewhere they are weight-only (float32
 // activations times the int8 weights, kernel.MatMulNTInt8), which is the
-// faster choice without VNNI. Either way a row's result does not depend on
-// the other rows of a batch.
+// faster choice without VNNI. Where the CPU has AVX-512 the KV cache holds
+// binary16 keys and values (rounded to nearest, clamped to ±65504), which
+// halves the memory that attention reads at every step. Either way a row's
+// result does not depend on the other rows of a batch.
 func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
 
 // NewEngine returns an inference engine over the model's weights.
@@ -119,7 +122,7 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		}
 		return f32Matrix{w: p, out: out, in: in}
 	}
-	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers)}
+	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers), f16: o.int8 && kernel.F16()}
 	e.w.embed = data(m.Embed)
 	e.w.norm = data(m.Norm)
 	e.w.head = mk(data(m.Head), c.VocabSize, c.Dim)
@@ -153,9 +156,11 @@ func (e *Engine) Counters() Counters { return e.counters }
 type segment struct {
 	start  int
 	n      int         // positions filled
-	k, v   [][]float32 // per layer, [positions, dim]
-	logits []float32   // [positions, vocab]: the distribution after each position
-	refs   int         // states whose spans include this segment
+	k, v   [][]float32 // per layer, [positions, dim]; nil with k16 and v16
+	k16    [][]uint16  // the same in binary16 (Engine.f16)
+	v16    [][]uint16
+	logits []float32 // [positions, vocab]: the distribution after each position
+	refs   int       // states whose spans include this segment
 }
 
 // span is the part of a segment a state sees.
@@ -182,10 +187,15 @@ func (e *Engine) newSegment(start int) *segment {
 		s, e.free = e.free[n-1], e.free[:n-1]
 	} else {
 		c := e.cfg
-		s = &segment{k: make([][]float32, c.Layers), v: make([][]float32, c.Layers)}
-		for l := range s.k {
-			s.k[l] = make([]float32, c.MaxSeq*c.Dim)
-			s.v[l] = make([]float32, c.MaxSeq*c.Dim)
+		s = &segment{}
+		for range c.Layers {
+			if e.f16 {
+				s.k16 = append(s.k16, make([]uint16, c.MaxSeq*c.Dim))
+				s.v16 = append(s.v16, make([]uint16, c.MaxSeq*c.Dim))
+			} else {
+				s.k = append(s.k, make([]float32, c.MaxSeq*c.Dim))
+				s.v = append(s.v, make([]float32, c.MaxSeq*c.Dim))
+			}
 		}
 		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
 	}
@@ -488,8 +498,13 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 			}
 			seg := r.st.own()
 			off := (r.pos - seg.start) * d
-			copy(seg.k[l][off:off+d], sc.k[i*d:(i+1)*d])
-			copy(seg.v[l][off:off+d], sc.v[i*d:(i+1)*d])
+			if e.f16 {
+				kernel.ToF16(seg.k16[l][off:off+d], sc.k[i*d:(i+1)*d])
+				kernel.ToF16(seg.v16[l][off:off+d], sc.v[i*d:(i+1)*d])
+			} else {
+				copy(seg.k[l][off:off+d], sc.k[i*d:(i+1)*d])
+				copy(seg.v[l][off:off+d], sc.v[i*d:(i+1)*d])
+			}
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
 			parallelFor(R, func(lo, hi int) {
@@ -550,14 +565,22 @@ func attend(out, q []float32, spans []span, pos, layer int, c Config, scale floa
 		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
 		p := 0
 		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-			kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			if seg.k16 != nil {
+				kernel.ScoresF16(sh[p:], qh, seg.k16[layer][from*d+h*hd:], d, cnt, hd)
+			} else {
+				kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			}
 			p += cnt
 		})
 		softmaxScaled(sh, scale)
 	}
 	p := 0
 	forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-		kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
+		if seg.v16 != nil {
+			kernel.AttendValuesF16(out[:d], scores[p:], n, seg.v16[layer][from*d:], d, cnt, d, hd, p > 0)
+		} else {
+			kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
+		}
 		p += cnt
 	})
 	return scores

@@ -21,6 +21,10 @@ var avx512Impl = &impl{
 	ntI8:    ntI8AVX512,
 	quant:   quantRowsAVX512Go,
 	attv:    attvAVX512,
+
+	toF16:     toF16AVX512Go,
+	scoresF16: scoresF16AVX512,
+	attvF16:   attvF16AVX512,
 }
 
 // vnniImpl is avx512Impl with the W8A8 kernel of AVX-512 VNNI.

@@ -39,6 +39,12 @@ type impl struct {
 	// native MatMulNTW8A8, nil where there is none.
 	quant func(q []uint8, ldq int, scale []float32, x []float32, ldx, m, k int)
 	w8a8  func(c []float32, ldc int, aq []uint8, lda int, ascale []float32, w *Int8Weights, m int, acc bool)
+	// toF16 converts a prefix of src to binary16 and returns its length;
+	// scoresF16 and attvF16 are optional native ScoresF16 and
+	// AttendValuesF16 for the shapes they report true for.
+	toF16     func(dst []uint16, src []float32) int
+	scoresF16 func(scores, q []float32, keys []uint16, ldk, n, k int) bool
+	attvF16   func(out, probs []float32, ldp int, v []uint16, ldv int, n, d, hd int, acc bool) bool
 	// attv is an optional fast AttendValues for the shapes it reports true
 	// for; nil or false means the per-head nn products.
 	attv func(out, probs []float32, ldp int, v []float32, ldv int, n, d, hd int, acc bool) bool
