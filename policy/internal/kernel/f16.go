@@ -105,12 +105,7 @@ func ScoresF16(scores, q []float32, keys []uint16, ldk, n, k int) {
 	if active.scoresF16 != nil && active.scoresF16(scores, q, keys, ldk, n, k) {
 		return
 	}
-	var buf [256]float32 // no allocation for the usual head widths
-	row := buf[:]
-	if k > len(buf) {
-		row = make([]float32, k)
-	}
-	row = row[:k]
+	row := make([]float32, k)
 	for t := range n {
 		widenF16(row, keys[t*ldk:], 1, k, ldk)
 		scores[t] = active.dot(q[:k], row)

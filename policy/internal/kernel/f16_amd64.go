@@ -27,8 +27,21 @@ func toF16AVX512Go(dst []uint16, src []float32) int {
 // scoresF16AVX512 is ScoresF16 with 1×16 tiles (the last ragged tile
 // shifted back) when k is a multiple of 16 and n at least 16.
 func scoresF16AVX512(scores, q []float32, keys []uint16, ldk, n, k int) bool {
-	if k == 0 || k%16 != 0 || n < 16 {
+	if k == 0 || k%16 != 0 {
 		return false
+	}
+	if n < 16 {
+		// Too few keys for a tile: one dot product each (the same bits).
+		var buf [256]float32
+		if k > len(buf) {
+			return false
+		}
+		row := buf[:k]
+		for t := range n {
+			widenF16(row, keys[t*ldk:], 1, k, ldk)
+			scores[t] = dotAVX512Go(q[:k], row)
+		}
+		return true
 	}
 	_ = keys[(n-1)*ldk+k-1]
 	_ = q[k-1]
