@@ -35,12 +35,7 @@ func TestF16Conversion(t *testing.T) {
 		for i := range dst {
 			dst[i] = 0xFFFF
 		}
-		func() {
-			saved := active
-			defer func() { active = saved }()
-			active = im
-			ToF16(dst, vals)
-		}()
+		withImpl(im, func() { ToF16(dst, vals) })
 		for i, v := range vals {
 			got, want := F16ToF32(dst[i]), f16Ref(v)
 			if math.Float32bits(got) != math.Float32bits(want) {
@@ -68,8 +63,14 @@ func TestF16Conversion(t *testing.T) {
 func TestAttentionF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(63, 64))
 	for _, im := range available() {
-		saved := active
-		active = im
+		withImpl(im, func() { checkAttentionF16(t, r, im.name) })
+	}
+}
+
+// checkAttentionF16 is TestAttentionF16 on the active implementation.
+func checkAttentionF16(t *testing.T, r *rand.Rand, name string) {
+	t.Helper()
+	{
 		for _, tc := range []struct{ n, d, hd int }{{1, 128, 32}, {15, 128, 32}, {16, 128, 32}, {17, 256, 32}, {64, 128, 32}, {40, 96, 24}, {33, 128, 16}, {5, 10, 5}} {
 			ld := tc.d + 8
 			kv := make([]uint16, tc.n*ld)
@@ -86,7 +87,7 @@ func TestAttentionF16(t *testing.T) {
 				MatMulNTStrided(want, tc.n, q[h*tc.hd:], tc.hd, wide[h*tc.hd:], ld, 1, tc.n, tc.hd, false)
 				for j := range got {
 					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-						t.Fatalf("%s scores %+v head %d: [%d] = %g, float32 %g", im.name, tc, h, j, got[j], want[j])
+						t.Fatalf("%s scores %+v head %d: [%d] = %g, float32 %g", name, tc, h, j, got[j], want[j])
 					}
 				}
 			}
@@ -98,11 +99,20 @@ func TestAttentionF16(t *testing.T) {
 				AttendValues(want, probs, tc.n, wide, ld, tc.n, tc.d, tc.hd, acc)
 				for j := range got {
 					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-						t.Fatalf("%s values %+v acc=%v: [%d] = %g, float32 %g", im.name, tc, acc, j, got[j], want[j])
+						t.Fatalf("%s values %+v acc=%v: [%d] = %g, float32 %g", name, tc, acc, j, got[j], want[j])
 					}
 				}
 			}
 		}
-		active = saved
 	}
+}
+
+// withImpl runs f with im as the active implementation (tests only: they
+// do not run in parallel), restoring the previous one even when f fails
+// the test.
+func withImpl(im *impl, f func()) {
+	saved := active
+	defer func() { active = saved }()
+	active = im
+	f()
 }
