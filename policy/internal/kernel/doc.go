@@ -17,7 +17,9 @@
 // int8 weights (Int8Weights, from PackInt8) exactly in int32: with AVX-512
 // VNNI's VPDPBUSD it is some four times faster than the float32 product at
 // batch sizes of 32 and more, and its integer sums give the same bits on
-// every path. AttendValues is the attention output of
+// every path. ToF16, ScoresF16 and AttendValuesF16 serve a KV cache stored
+// in binary16: the attention kernels widen the rows exactly and give the
+// bits of MatMulNTStrided and AttendValues on the widened rows. AttendValues is the attention output of
 // one query over a KV cache's value rows for all heads in one pass, with the
 // bits of the per-head MatMulNNStrided products.
 //
