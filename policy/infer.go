@@ -498,13 +498,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 			}
 			seg := r.st.own()
 			off := (r.pos - seg.start) * d
-			if e.f16 {
-				kernel.ToF16(seg.k16[l][off:off+d], sc.k[i*d:(i+1)*d])
-				kernel.ToF16(seg.v16[l][off:off+d], sc.v[i*d:(i+1)*d])
-			} else {
-				copy(seg.k[l][off:off+d], sc.k[i*d:(i+1)*d])
-				copy(seg.v[l][off:off+d], sc.v[i*d:(i+1)*d])
-			}
+			seg.store(l, off, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
 			parallelFor(R, func(lo, hi int) {
@@ -552,10 +546,25 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	}
 }
 
+// store writes one position's key k and value v (equal lengths) into
+// layer l of the segment's cache from element off, rounded to binary16 in
+// a binary16 cache.
+func (s *segment) store(l, off int, k, v []float32) {
+	if s.k16 != nil {
+		kernel.ToF16(s.k16[l][off:off+len(k)], k)
+		kernel.ToF16(s.v16[l][off:off+len(v)], v)
+		return
+	}
+	copy(s.k[l][off:off+len(k)], k)
+	copy(s.v[l][off:off+len(v)], v)
+}
+
 // attend computes one row's attention output over the keys and values its
 // state sees, positions 0..pos: per head and span of the cache chain, one
 // strided product for the scores, then per span one pass over the value
-// rows for all heads (kernel.AttendValues, the bits of per-head products).
+// rows for all heads (kernel.AttendValues, the bits of per-head products);
+// a binary16 cache is read by the kernels' F16 variants, with the bits of
+// the same products on the widened values.
 // scores holds one row of pos+1 weights per head.
 func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()

@@ -37,7 +37,8 @@ func quantize(w []float32, out, in int, w8a8 bool) *int8Matrix {
 		}
 	}
 	if w8a8 && in <= kernel.MaxW8A8K {
-		// The shapes were checked above, so PackInt8 cannot fail.
+		// PackInt8 fails only on shapes ruled out here; were it to fail,
+		// the matrix would stay weight-only.
 		if p, err := kernel.PackInt8(m.q, m.scale, out, in); err == nil {
 			m.packed, m.q = p, nil
 		}
