@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// The anchors' workloads (shared/anchors/ANCHORS.md): W1 samples one
-// sequence, W2 64 at once, from a 16-token prompt to the model's max
-// length at temperature 1; W3 is one training step (forward, backward,
-// Adam) on 64 sequences of max length. Each reports tokens/s as the
-// anchors count them.
+// The benchmark workloads: W1 samples one sequence, W2 64 at once, from a
+// 16-token prompt to the model's max length at temperature 1; W3 is one
+// training step (forward, backward, Adam) on 64 sequences of max length.
+// Each reports tokens/s (sampled tokens for W1 and W2, trained positions
+// for W3). W1 and W2 run every size with the float32 engine ("tiny") and
+// the int8 one ("tiny_int8"), so that the two compare in one run.
 
 const benchPromptLen = 16
 
@@ -26,9 +27,23 @@ func benchModel(b *testing.B, size string) *Model {
 	return m
 }
 
-func benchRollout(b *testing.B, size string, batch int) {
+// benchSizes are the sub-benchmarks of W1 and W2: a model size, and
+// whether the engine samples from the int8 copy.
+var benchSizes = []struct {
+	name, size string
+	int8       bool
+}{
+	{"tiny", "tiny", false}, {"small", "small", false},
+	{"tiny_int8", "tiny", true}, {"small_int8", "small", true},
+}
+
+func benchRollout(b *testing.B, size string, int8 bool, batch int) {
 	m := benchModel(b, size)
-	e := NewEngine(m)
+	var opts []EngineOption
+	if int8 {
+		opts = append(opts, WithInt8())
+	}
+	e := NewEngine(m, opts...)
 	rng := rand.New(rand.NewPCG(1, 2))
 	prompts := make([][]int, batch)
 	streams := make([]Stream, batch)
@@ -41,6 +56,7 @@ func benchRollout(b *testing.B, size string, batch int) {
 	newTokens := m.Config.MaxSeq - benchPromptLen
 	out := make([]Token, batch)
 	b.ResetTimer()
+	cpu0 := processCPU()
 	for it := 0; it < b.N; it++ {
 		states, err := e.PrefillBatch(prompts, streams)
 		if err != nil {
@@ -55,18 +71,25 @@ func benchRollout(b *testing.B, size string, batch int) {
 			s.Release()
 		}
 	}
-	b.ReportMetric(float64(b.N*batch*newTokens)/b.Elapsed().Seconds(), "tok/s")
+	tokens := float64(b.N * batch * newTokens)
+	b.ReportMetric(tokens/b.Elapsed().Seconds(), "tok/s")
+	// Per second of CPU time of the process (both cores when a pass is
+	// split): less disturbed than wall time when other processes share the
+	// machine.
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(tokens/cpu.Seconds(), "tok/cpu-s")
+	}
 }
 
 func BenchmarkW1(b *testing.B) {
-	for _, size := range []string{"tiny", "small"} {
-		b.Run(size, func(b *testing.B) { benchRollout(b, size, 1) })
+	for _, bs := range benchSizes {
+		b.Run(bs.name, func(b *testing.B) { benchRollout(b, bs.size, bs.int8, 1) })
 	}
 }
 
 func BenchmarkW2(b *testing.B) {
-	for _, size := range []string{"tiny", "small"} {
-		b.Run(size, func(b *testing.B) { benchRollout(b, size, 64) })
+	for _, bs := range benchSizes {
+		b.Run(bs.name, func(b *testing.B) { benchRollout(b, bs.size, bs.int8, 64) })
 	}
 }
 

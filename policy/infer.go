@@ -27,6 +27,7 @@ type Engine struct {
 	scratch  scratch
 	workers  int    // goroutines a forward or sampling pass is split over
 	stepMark uint64 // counts Step calls, to find a state given twice
+	f16      bool   // the KV cache holds binary16 values (int8 engines)
 }
 
 // engineWeights is the weight memory an Engine reads: float32 views of the
@@ -47,7 +48,33 @@ type engineLayer struct {
 // matrix is a weight matrix [out, in] that multiplies a batch of rows:
 // y[rows, out] = x[rows, in]·Wᵀ.
 type matrix interface {
-	mulT(y, x []float32, rows int)
+	mulT(y []float32, x *acts)
+}
+
+// acts is a batch of activation rows [rows, cols], the input of one or
+// more matrix products. Its per-row int8 quantization (for W8A8 products)
+// is made on first use and shared by the products that read the same rows
+// (the q, k and v projections; the gate and up projections).
+type acts struct {
+	x          []float32
+	rows, cols int
+	q          *kernel.Int8Rows // the quantization's buffers
+	quantized  bool             // q holds the quantization of x
+}
+
+// set makes a hold x[rows, cols], forgetting any quantization.
+func (a *acts) set(x []float32, rows, cols int) *acts {
+	a.x, a.rows, a.cols, a.quantized = x[:rows*cols], rows, cols, false
+	return a
+}
+
+// int8 returns the per-row int8 quantization of the rows.
+func (a *acts) int8() *kernel.Int8Rows {
+	if !a.quantized {
+		a.q.Quantize(a.x, a.rows, a.cols)
+		a.quantized = true
+	}
+	return a.q
 }
 
 // f32Matrix reads a float32 parameter in place.
@@ -56,8 +83,8 @@ type f32Matrix struct {
 	out, in int
 }
 
-func (m f32Matrix) mulT(y, x []float32, rows int) {
-	kernel.MatMulNT(y[:rows*m.out], x[:rows*m.in], m.w, rows, m.out, m.in, false)
+func (m f32Matrix) mulT(y []float32, x *acts) {
+	kernel.MatMulNT(y[:x.rows*m.out], x.x, m.w, x.rows, m.out, m.in, false)
 }
 
 // maxEngineWorkers caps the goroutines one pass of an Engine is split over.
@@ -68,8 +95,17 @@ type EngineOption func(*engineOptions)
 
 type engineOptions struct{ int8 bool }
 
-// WithInt8 makes the engine sample from a weight-only int8 copy of the
-// model (per-output-row scales); embeddings and norms stay float32.
+// WithInt8 makes the engine sample from an int8 copy of the model's
+// matrix weights (per-output-row scales); embeddings, norms and attention
+// stay float32. Where the CPU has AVX-512 VNNI (kernel path avx512vnni)
+// the products are W8A8: each product's input rows are quantized to int8
+// too, per row with a dynamic scale, and multiplied exactly in int32
+// (kernel.MatMulNTW8A8); elsewhere they are weight-only (float32
+// activations times the int8 weights, kernel.MatMulNTInt8), which is the
+// faster choice without VNNI. Where the CPU has AVX-512 the KV cache holds
+// binary16 keys and values (rounded to nearest, clamped to ±65504), which
+// halves the memory that attention reads at every step. Either way a row's
+// result does not depend on the other rows of a batch.
 func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
 
 // NewEngine returns an inference engine over the model's weights.
@@ -79,13 +115,14 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		opt(&o)
 	}
 	c := m.Config
+	w8a8 := o.int8 && kernel.W8A8()
 	mk := func(p []float32, out, in int) matrix {
 		if o.int8 {
-			return quantize(p, out, in)
+			return quantize(p, out, in, w8a8)
 		}
 		return f32Matrix{w: p, out: out, in: in}
 	}
-	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers)}
+	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers), f16: o.int8 && kernel.F16()}
 	e.w.embed = data(m.Embed)
 	e.w.norm = data(m.Norm)
 	e.w.head = mk(data(m.Head), c.VocabSize, c.Dim)
@@ -119,9 +156,11 @@ func (e *Engine) Counters() Counters { return e.counters }
 type segment struct {
 	start  int
 	n      int         // positions filled
-	k, v   [][]float32 // per layer, [positions, dim]
-	logits []float32   // [positions, vocab]: the distribution after each position
-	refs   int         // states whose spans include this segment
+	k, v   [][]float32 // per layer, [positions, dim]; nil with k16 and v16
+	k16    [][]uint16  // the same in binary16 (Engine.f16)
+	v16    [][]uint16
+	logits []float32 // [positions, vocab]: the distribution after each position
+	refs   int       // states whose spans include this segment
 }
 
 // span is the part of a segment a state sees.
@@ -148,10 +187,15 @@ func (e *Engine) newSegment(start int) *segment {
 		s, e.free = e.free[n-1], e.free[:n-1]
 	} else {
 		c := e.cfg
-		s = &segment{k: make([][]float32, c.Layers), v: make([][]float32, c.Layers)}
-		for l := range s.k {
-			s.k[l] = make([]float32, c.MaxSeq*c.Dim)
-			s.v[l] = make([]float32, c.MaxSeq*c.Dim)
+		s = &segment{}
+		for range c.Layers {
+			if e.f16 {
+				s.k16 = append(s.k16, make([]uint16, c.MaxSeq*c.Dim))
+				s.v16 = append(s.v16, make([]uint16, c.MaxSeq*c.Dim))
+			} else {
+				s.k = append(s.k, make([]float32, c.MaxSeq*c.Dim))
+				s.v = append(s.v, make([]float32, c.MaxSeq*c.Dim))
+			}
 		}
 		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
 	}
@@ -348,6 +392,14 @@ type work struct {
 	headRows              []int
 	scores                []float32
 	sampler               samplerScratch
+	in                    acts            // the input of the current products
+	quant                 kernel.Int8Rows // its int8 quantization (W8A8)
+}
+
+// input sets the work's product input to x[rows, cols].
+func (w *work) input(x []float32, rows, cols int) *acts {
+	w.in.q = &w.quant
+	return w.in.set(x, rows, cols)
 }
 
 func grow(b []float32, n int) []float32 {
@@ -435,9 +487,10 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 		for i := 0; i < R; i++ {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.attnNorm, eps)
 		}
-		w.wq.mulT(sc.q, sc.h, R)
-		w.wk.mulT(sc.k, sc.h, R)
-		w.wv.mulT(sc.v, sc.h, R)
+		in := sc.input(sc.h, R, d)
+		w.wq.mulT(sc.q, in)
+		w.wk.mulT(sc.k, in)
+		w.wv.mulT(sc.v, in)
 		for i, r := range rows {
 			for h := 0; h < c.Heads; h++ {
 				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
@@ -445,8 +498,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 			}
 			seg := r.st.own()
 			off := (r.pos - seg.start) * d
-			copy(seg.k[l][off:off+d], sc.k[i*d:(i+1)*d])
-			copy(seg.v[l][off:off+d], sc.v[i*d:(i+1)*d])
+			seg.store(l, off, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
 			parallelFor(R, func(lo, hi int) {
@@ -460,15 +512,16 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, sc.scores)
 			}
 		}
-		w.wo.mulT(sc.o, sc.att, R)
+		w.wo.mulT(sc.o, sc.input(sc.att, R, d))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 		for i := 0; i < R; i++ {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.ffnNorm, eps)
 		}
-		w.w1.mulT(sc.gate, sc.h, R)
-		w.w3.mulT(sc.up, sc.h, R)
+		in = sc.input(sc.h, R, d)
+		w.w1.mulT(sc.gate, in)
+		w.w3.mulT(sc.up, in)
 		siluMul(sc.gate[:R*c.Hidden], sc.gate[:R*c.Hidden], sc.up[:R*c.Hidden])
-		w.w2.mulT(sc.o, sc.gate, R)
+		w.w2.mulT(sc.o, sc.input(sc.gate, R, c.Hidden))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 	}
 	// The output head, only for the rows whose logits are kept.
@@ -484,7 +537,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	for j, i := range sc.headRows {
 		rmsNormRow(sc.headIn[j*d:(j+1)*d], x[i*d:(i+1)*d], e.w.norm, eps)
 	}
-	e.w.head.mulT(sc.logits, sc.headIn, H)
+	e.w.head.mulT(sc.logits, sc.input(sc.headIn, H, d))
 	for j, i := range sc.headRows {
 		r := rows[i]
 		seg := r.st.own()
@@ -493,10 +546,25 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	}
 }
 
+// store writes one position's key k and value v (equal lengths) into
+// layer l of the segment's cache from element off, rounded to binary16 in
+// a binary16 cache.
+func (s *segment) store(l, off int, k, v []float32) {
+	if s.k16 != nil {
+		kernel.ToF16(s.k16[l][off:off+len(k)], k)
+		kernel.ToF16(s.v16[l][off:off+len(v)], v)
+		return
+	}
+	copy(s.k[l][off:off+len(k)], k)
+	copy(s.v[l][off:off+len(v)], v)
+}
+
 // attend computes one row's attention output over the keys and values its
 // state sees, positions 0..pos: per head and span of the cache chain, one
 // strided product for the scores, then per span one pass over the value
-// rows for all heads (kernel.AttendValues, the bits of per-head products).
+// rows for all heads (kernel.AttendValues, the bits of per-head products);
+// a binary16 cache is read by the kernels' F16 variants, with the bits of
+// the same products on the widened values.
 // scores holds one row of pos+1 weights per head.
 func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()
@@ -506,14 +574,22 @@ func attend(out, q []float32, spans []span, pos, layer int, c Config, scale floa
 		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
 		p := 0
 		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-			kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			if seg.k16 != nil {
+				kernel.ScoresF16(sh[p:], qh, seg.k16[layer][from*d+h*hd:], d, cnt, hd)
+			} else {
+				kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
+			}
 			p += cnt
 		})
 		softmaxScaled(sh, scale)
 	}
 	p := 0
 	forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-		kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
+		if seg.v16 != nil {
+			kernel.AttendValuesF16(out[:d], scores[p:], n, seg.v16[layer][from*d:], d, cnt, d, hd, p > 0)
+		} else {
+			kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
+		}
 		p += cnt
 	})
 	return scores

@@ -11,6 +11,13 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 )
 
+// engineKinds are the engines that every engine property must hold for:
+// float32 and int8 (W8A8 or weight-only, as the kernel path has it).
+var engineKinds = []struct {
+	name string
+	opts []EngineOption
+}{{"float32", nil}, {"int8", []EngineOption{WithInt8()}}}
+
 // testConfig is a small shape that still has several heads and layers.
 var testConfig = Config{VocabSize: 16, Dim: 32, Hidden: 48, Layers: 2, Heads: 4, KVHeads: 4, MaxSeq: 24, NormEps: 1e-5, RopeTheta: 10000}
 
@@ -119,63 +126,67 @@ func TestCachedDecodingMatchesFullForward(t *testing.T) {
 // same tokens and stream samples, and a state's samples do not depend on
 // the other states of its batch.
 func TestForkAndBatchIndependence(t *testing.T) {
-	m := randomModel(t, testConfig, 4)
-	prompt := []int{BOS, 8, 9, SEP}
-	cfg := Sampling{Temperature: 1.3, TopK: 10, TopP: 0.95}
+	for _, kind := range engineKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			m := randomModel(t, testConfig, 4)
+			prompt := []int{BOS, 8, 9, SEP}
+			cfg := Sampling{Temperature: 1.3, TopK: 10, TopP: 0.95}
 
-	// Reference: one state alone, decoded 12 tokens.
-	alone := NewEngine(m)
-	ref, _ := alone.Prefill(prompt, Stream{Seed: 9, ID: 1})
-	var refToks []Token
-	out := make([]Token, 1)
-	for i := 0; i < 12; i++ {
-		if err := alone.Step([]State{ref}, cfg, out); err != nil {
-			t.Fatal(err)
-		}
-		refToks = append(refToks, out[0])
-	}
+			// Reference: one state alone, decoded 12 tokens.
+			alone := NewEngine(m, kind.opts...)
+			ref, _ := alone.Prefill(prompt, Stream{Seed: 9, ID: 1})
+			var refToks []Token
+			out := make([]Token, 1)
+			for i := 0; i < 12; i++ {
+				if err := alone.Step([]State{ref}, cfg, out); err != nil {
+					t.Fatal(err)
+				}
+				refToks = append(refToks, out[0])
+			}
 
-	// The same stream as a fork at position 7 of a different parent, which
-	// is forced onto the reference's first tokens by decoding a copy, and
-	// stepped inside a batch with unrelated states.
-	e := NewEngine(m)
-	parent, _ := e.Prefill(prompt, Stream{Seed: 9, ID: 1})
-	others := []State{}
-	for i := 0; i < 5; i++ {
-		o, _ := e.Prefill([]int{BOS, 4 + i, SEP}, Stream{Seed: 3, ID: uint64(i)})
-		others = append(others, o)
-	}
-	batch := append([]State{parent}, others...)
-	outs := make([]Token, len(batch))
-	for i := 0; i < 7; i++ {
-		if err := e.Step(batch, cfg, outs); err != nil {
-			t.Fatal(err)
-		}
-		if outs[0] != refToks[i] {
-			t.Fatalf("step %d in a batch: %+v, alone: %+v", i, outs[0], refToks[i])
-		}
-	}
-	child, err := parent.Fork(len(prompt)+4, Stream{Seed: 9, ID: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch = append([]State{child, parent}, others...)
-	outs = make([]Token, len(batch))
-	for i := 4; i < 12; i++ {
-		if err := e.Step(batch, cfg, outs); err != nil {
-			t.Fatal(err)
-		}
-		if outs[0] != refToks[i] {
-			t.Fatalf("forked child step %d: %+v, decoded from scratch: %+v", i, outs[0], refToks[i])
-		}
-	}
-	if got, want := e.Counters().PrefillTokens, int64(len(prompt)+5*3); got != want {
-		t.Errorf("prefill tokens %d, want %d", got, want)
-	}
-	child.Release()
-	parent.Release()
-	if _, err := parent.Fork(len(prompt), Stream{}); err == nil {
-		t.Error("fork of a released state: no error")
+			// The same stream as a fork at position 7 of a different parent, which
+			// is forced onto the reference's first tokens by decoding a copy, and
+			// stepped inside a batch with unrelated states.
+			e := NewEngine(m, kind.opts...)
+			parent, _ := e.Prefill(prompt, Stream{Seed: 9, ID: 1})
+			others := []State{}
+			for i := 0; i < 5; i++ {
+				o, _ := e.Prefill([]int{BOS, 4 + i, SEP}, Stream{Seed: 3, ID: uint64(i)})
+				others = append(others, o)
+			}
+			batch := append([]State{parent}, others...)
+			outs := make([]Token, len(batch))
+			for i := 0; i < 7; i++ {
+				if err := e.Step(batch, cfg, outs); err != nil {
+					t.Fatal(err)
+				}
+				if outs[0] != refToks[i] {
+					t.Fatalf("step %d in a batch: %+v, alone: %+v", i, outs[0], refToks[i])
+				}
+			}
+			child, err := parent.Fork(len(prompt)+4, Stream{Seed: 9, ID: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append([]State{child, parent}, others...)
+			outs = make([]Token, len(batch))
+			for i := 4; i < 12; i++ {
+				if err := e.Step(batch, cfg, outs); err != nil {
+					t.Fatal(err)
+				}
+				if outs[0] != refToks[i] {
+					t.Fatalf("forked child step %d: %+v, decoded from scratch: %+v", i, outs[0], refToks[i])
+				}
+			}
+			if got, want := e.Counters().PrefillTokens, int64(len(prompt)+5*3); got != want {
+				t.Errorf("prefill tokens %d, want %d", got, want)
+			}
+			child.Release()
+			parent.Release()
+			if _, err := parent.Fork(len(prompt), Stream{}); err == nil {
+				t.Error("fork of a released state: no error")
+			}
+		})
 	}
 }
 
@@ -335,51 +346,55 @@ func TestMatchesHuggingFaceLlama(t *testing.T) {
 // tokens with the same log-probabilities and entropies, from a batched
 // prefill of prompts of different lengths and forks sharing a parent.
 func TestEngineSplitDoesNotChangeResults(t *testing.T) {
-	m := randomModel(t, testConfig, 8)
-	rng := rand.New(rand.NewPCG(8, 8))
-	prompts := randomSeqs(rng, 9, 2, 6, testConfig.VocabSize)
-	run := func(workers int) [][]Token {
-		e := NewEngine(m)
-		e.workers = workers
-		streams := make([]Stream, len(prompts))
-		for i := range streams {
-			streams[i] = Stream{Seed: 5, ID: uint64(i)}
-		}
-		states, err := e.PrefillBatch(prompts, streams)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make([]Token, len(states))
-		if err := e.Step(states, DefaultSampling, out); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < 3; i++ { // forks of the first states, stepped with their parents
-			f, err := states[i].Fork(len(states[i].Tokens()), Stream{Seed: 6, ID: uint64(i)})
-			if err != nil {
-				t.Fatal(err)
+	for _, kind := range engineKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			m := randomModel(t, testConfig, 8)
+			rng := rand.New(rand.NewPCG(8, 8))
+			prompts := randomSeqs(rng, 9, 2, 6, testConfig.VocabSize)
+			run := func(workers int) [][]Token {
+				e := NewEngine(m, kind.opts...)
+				e.workers = workers
+				streams := make([]Stream, len(prompts))
+				for i := range streams {
+					streams[i] = Stream{Seed: 5, ID: uint64(i)}
+				}
+				states, err := e.PrefillBatch(prompts, streams)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]Token, len(states))
+				if err := e.Step(states, DefaultSampling, out); err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < 3; i++ { // forks of the first states, stepped with their parents
+					f, err := states[i].Fork(len(states[i].Tokens()), Stream{Seed: 6, ID: uint64(i)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					states = append(states, f)
+				}
+				var toks [][]Token
+				for step := 0; step < 8; step++ {
+					out := make([]Token, len(states))
+					if err := e.Step(states, Sampling{Temperature: 0.9}, out); err != nil {
+						t.Fatal(err)
+					}
+					toks = append(toks, out)
+				}
+				return toks
 			}
-			states = append(states, f)
-		}
-		var toks [][]Token
-		for step := 0; step < 8; step++ {
-			out := make([]Token, len(states))
-			if err := e.Step(states, Sampling{Temperature: 0.9}, out); err != nil {
-				t.Fatal(err)
-			}
-			toks = append(toks, out)
-		}
-		return toks
-	}
-	want := run(1)
-	for _, w := range []int{2, 3, 8} {
-		got := run(w)
-		for s := range want {
-			for i := range want[s] {
-				if got[s][i] != want[s][i] {
-					t.Fatalf("%d workers, step %d, state %d: %+v; one worker: %+v", w, s, i, got[s][i], want[s][i])
+			want := run(1)
+			for _, w := range []int{2, 3, 8} {
+				got := run(w)
+				for s := range want {
+					for i := range want[s] {
+						if got[s][i] != want[s][i] {
+							t.Fatalf("%d workers, step %d, state %d: %+v; one worker: %+v", w, s, i, got[s][i], want[s][i])
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -7,16 +7,20 @@ import (
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
 )
 
-// int8Matrix is a weight matrix [out, in] quantized weight-only to int8
-// with one scale per output row: W[j,k] ≈ scale[j]·q[j,k], scale[j] =
-// max_k |W[j,k]| / 127.
+// int8Matrix is a weight matrix [out, in] quantized to int8 with one scale
+// per output row: W[j,k] ≈ scale[j]·q[j,k], scale[j] = max_k |W[j,k]| / 127.
+// It multiplies either weight-only (q and scale, float32 activations) or,
+// when packed is set, W8A8 (int8 activations, see WithInt8).
 type int8Matrix struct {
 	q       []int8
 	scale   []float32
+	packed  *kernel.Int8Weights // the W8A8 layout; nil for weight-only products
 	out, in int
 }
 
-func quantize(w []float32, out, in int) *int8Matrix {
+// quantize rounds w[out, in] to int8 per row; with w8a8 (and rows short
+// enough for exact int32 sums) it lays the result out for W8A8 products.
+func quantize(w []float32, out, in int, w8a8 bool) *int8Matrix {
 	m := &int8Matrix{q: make([]int8, out*in), scale: make([]float32, out), out: out, in: in}
 	for j := 0; j < out; j++ {
 		var amax float32
@@ -32,14 +36,27 @@ func quantize(w []float32, out, in int) *int8Matrix {
 			m.q[j*in+k] = int8(math.Round(float64(v / s)))
 		}
 	}
+	if w8a8 && in <= kernel.MaxW8A8K {
+		// PackInt8 fails only on shapes ruled out here; were it to fail,
+		// the matrix would stay weight-only.
+		if p, err := kernel.PackInt8(m.q, m.scale, out, in); err == nil {
+			m.packed, m.q = p, nil
+		}
+	}
 	return m
 }
 
-// mulT computes y = x·Wᵀ with the int8 kernel: each output is the 16-lane
-// dot product of the row with the int8 weights, times the row's scale. It
-// holds no mutable state, so engines may share the matrix.
-func (m *int8Matrix) mulT(y, x []float32, rows int) {
-	kernel.MatMulNTInt8(y[:rows*m.out], x[:rows*m.in], m.q, m.scale, rows, m.out, m.in, false)
+// mulT computes y = x·Wᵀ with the int8 kernels: W8A8 when the matrix is
+// packed for it (the quantization of x is made once and shared with the
+// other products of the same rows), else weight-only, each output the
+// 16-lane dot product of the row with the int8 weights, times the row's
+// scale. It holds no mutable state, so engines may share the matrix.
+func (m *int8Matrix) mulT(y []float32, x *acts) {
+	if m.packed != nil {
+		kernel.MatMulNTW8A8(y[:x.rows*m.out], x.int8(), m.packed, false)
+		return
+	}
+	kernel.MatMulNTInt8(y[:x.rows*m.out], x.x, m.q, m.scale, x.rows, m.out, m.in, false)
 }
 
 // Logits returns the next-token logits after every position of seq,

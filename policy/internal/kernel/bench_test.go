@@ -212,3 +212,74 @@ func BenchmarkMatMulNTInt8(b *testing.B) {
 		})
 	}
 }
+
+// kernelPaths are the implementations of this CPU by name, for the
+// benchmarks that compare them.
+func kernelPaths() []*impl { return available() }
+
+// BenchmarkKernelPaths times the matrix product of each implementation on
+// one goroutine at the model's decode shapes (batch rows m = 1 and 32, the
+// share of one core at batch 64), reporting GFLOP/s (2·m·n·k per call): the
+// float32 MatMulNT ("f32"), the weight-only int8 MatMulNTInt8 ("int8w") and,
+// on avx512vnni, the W8A8 product including the quantization of the
+// activation rows ("w8a8", GOP/s of integer multiply-adds counted the same
+// way). GFLOP/s-cpu divides by the process's CPU time instead of wall time.
+func BenchmarkKernelPaths(b *testing.B) {
+	for _, im := range kernelPaths() {
+		for _, sh := range []shape{{1, 384, 128}, {1, 768, 256}, {32, 384, 128}, {32, 768, 256}, {32, 256, 768}} {
+			r := rand.New(rand.NewPCG(1, 1))
+			x, wf, c := randSlice(r, sh.m*sh.k), randSlice(r, sh.n*sh.k), make([]float32, sh.m*sh.n)
+			q, scale := randInt8(r, sh.n*sh.k), randSlice(r, sh.n)
+			b.Run(fmt.Sprintf("%s/f32/%s", im.name, shapeName(sh)), func(b *testing.B) {
+				timeProduct(b, sh, func() { im.nt(c, sh.n, x, sh.k, wf, sh.k, sh.m, sh.n, sh.k, false) })
+			})
+			b.Run(fmt.Sprintf("%s/int8w/%s", im.name, shapeName(sh)), func(b *testing.B) {
+				timeProduct(b, sh, func() { im.ntI8(c, sh.n, x, sh.k, q, sh.k, scale, sh.m, sh.n, sh.k, false) })
+			})
+			if im.w8a8 == nil {
+				continue
+			}
+			w, err := PackInt8(q, scale, sh.n, sh.k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var a Int8Rows
+			b.Run(fmt.Sprintf("%s/w8a8/%s", im.name, shapeName(sh)), func(b *testing.B) {
+				timeProduct(b, sh, func() {
+					a.m, a.k, a.kp = sh.m, sh.k, roundUp(sh.k, w8Group)
+					a.q, a.scale = grow8(a.q, sh.m*a.kp), growF(a.scale, sh.m)
+					im.quant(a.q, a.kp, a.scale, x, sh.k, sh.m, sh.k)
+					im.w8a8(c, sh.n, a.q, a.kp, a.scale, w, sh.m, false)
+				})
+			})
+		}
+	}
+}
+
+func grow8(s []uint8, n int) []uint8 {
+	if cap(s) < n {
+		return make([]uint8, n)
+	}
+	return s[:n]
+}
+
+func growF(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// timeProduct times f, one product of shape sh per call, and reports
+// GFLOP/s over wall and CPU time.
+func timeProduct(b *testing.B, sh shape, f func()) {
+	cpu0 := processCPU()
+	for b.Loop() {
+		f()
+	}
+	flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+	}
+}

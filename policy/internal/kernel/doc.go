@@ -12,7 +12,14 @@
 // MatMulNTStrided, MatMulNNStrided and MatMulTNStrided take row strides, to
 // read sub-matrices in place (the per-head blocks of a KV cache), and
 // MatMulNTInt8 takes a weight quantized to int8 with one scale per output
-// row (the int8 behaviour policy). AttendValues is the attention output of
+// row (the weight-only int8 behaviour policy). MatMulNTW8A8 multiplies
+// int8 activations (Int8Rows: quantized per row with a dynamic scale) with
+// int8 weights (Int8Weights, from PackInt8) exactly in int32: with AVX-512
+// VNNI's VPDPBUSD it is some four times faster than the float32 product at
+// batch sizes of 32 and more, and its integer sums give the same bits on
+// every path. ToF16, ScoresF16 and AttendValuesF16 serve a KV cache stored
+// in binary16: the attention kernels widen the rows exactly and give the
+// bits of MatMulNTStrided and AttendValues on the widened rows. AttendValues is the attention output of
 // one query over a KV cache's value rows for all heads in one pass, with the
 // bits of the per-head MatMulNNStrided products.
 //
@@ -34,9 +41,12 @@
 //
 // The AVX-512 and AVX2 implementations follow this structure exactly (the
 // tests check them bit for bit against an exact emulation of it), so they
-// agree with each other. The pure-Go fallback follows the same order but, on
-// amd64, rounds the product before the add (Go fuses a*b+c only on some
-// architectures), so it agrees with the SIMD paths within rounding error.
+// agree with each other. The pure-Go fallback has an order of its own, one
+// that register tiles can compute fast: each output is summed sequentially,
+// s = +0 then s += round(a[i][p]·b[j][p]) for increasing p, then the old
+// value with acc. It gives the same bits on every architecture, keeps batch
+// independence and Dot's equality, and agrees with the SIMD paths within
+// rounding error. (Its MatMulNTInt8 keeps the 16-lane order, unfused.)
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k (one
 // multiply-add per step, starting from the old value when acc is set).
@@ -58,11 +68,14 @@
 // # Dispatch
 //
 // The implementation is chosen once at package initialisation from the CPU
-// features (golang.org/x/sys/cpu): "avx512" (AVX-512F/VL/DQ), "avx2" (AVX2
-// and FMA) or "generic" (pure Go, also on other architectures and with the
-// purego build tag).
-// The environment variable ROLLOUT_KERNEL set to "generic" or "avx2" forces
-// a slower path (for tests and comparisons); [Impl] names the active one.
+// features (golang.org/x/sys/cpu): "avx512vnni" (AVX-512F/VL/DQ and VNNI:
+// avx512 with the native W8A8 kernel), "avx512" (AVX-512F/VL/DQ), "avx2"
+// (AVX2 and FMA) or "generic" (pure Go, also on other architectures and
+// with the purego build tag). Without "avx512vnni", MatMulNTW8A8 runs in
+// pure Go ([W8A8] reports false), and the policy uses MatMulNTInt8 instead.
+// The environment variable ROLLOUT_KERNEL set to "generic", "avx2" or
+// "avx512" forces a slower path (for tests and comparisons); [Impl] names
+// the active one and [Available] lists those of the CPU.
 //
 // # Concurrency
 //

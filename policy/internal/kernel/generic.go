@@ -15,72 +15,115 @@ var genericImpl = &impl{
 	exp:     expSliceGeneric,
 	sigmoid: sigmoidGeneric,
 	ntI8:    ntI8Generic,
+	quant:   quantRowsGeneric,
 }
 
-// dotGeneric is the 16-lane dot product of the package documentation over
-// x and y (equal lengths): lanes by p mod 16, zero padding, fixed tree. The
-// lanes are local variables so that the compiler keeps them in registers.
+// The generic NT product sums every output sequentially: s = +0, then
+// s += round(a[i][p]·b[j][p]) for p = 0..k−1 (the explicit float32
+// conversions keep the products rounded, so no architecture fuses them),
+// then the old value is added with acc. Register tiles of 2×3 and 1×6
+// outputs, and single outputs at the edges, all run this arithmetic, so an
+// output's bits depend only on its row of a and row of b. The tiles are
+// small enough for the compiler to keep the sums in the 15 usable
+// registers: spilling a sum to memory halves the speed.
+
+// dotGeneric is the generic product's sum for one output.
 func dotGeneric(x, y []float32) float32 {
-	n := len(x)
-	y = y[:n]
-	var s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15 float32
-	p := 0
-	for ; p+lanes <= n; p += lanes {
-		xs, ys := x[p:p+lanes:p+lanes], y[p:p+lanes:p+lanes]
-		s0 += xs[0] * ys[0]
-		s1 += xs[1] * ys[1]
-		s2 += xs[2] * ys[2]
-		s3 += xs[3] * ys[3]
-		s4 += xs[4] * ys[4]
-		s5 += xs[5] * ys[5]
-		s6 += xs[6] * ys[6]
-		s7 += xs[7] * ys[7]
-		s8 += xs[8] * ys[8]
-		s9 += xs[9] * ys[9]
-		s10 += xs[10] * ys[10]
-		s11 += xs[11] * ys[11]
-		s12 += xs[12] * ys[12]
-		s13 += xs[13] * ys[13]
-		s14 += xs[14] * ys[14]
-		s15 += xs[15] * ys[15]
+	y = y[:len(x)]
+	var s float32
+	for p, v := range x {
+		s += float32(v * y[p])
 	}
-	s := [lanes]float32{s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15}
-	if p < n {
-		l := 0
-		for ; p < n; p, l = p+1, l+1 {
-			s[l] += x[p] * y[p]
-		}
-		// The padding contributes +0 products (which turns a -0 lane into +0).
-		for ; l < lanes; l++ {
-			s[l] += 0
-		}
-	}
-	return reduce16(&s)
+	return s
 }
 
-// reduce16 sums 16 lanes with the fixed tree: l+8 onto l, l+4, l+2, l+1.
-func reduce16(s *[lanes]float32) float32 {
-	for w := lanes / 2; w >= 1; w /= 2 {
-		for l := range w {
-			s[l] += s[l+w]
-		}
+// put stores the sum v of an output, or adds it to the old value with acc.
+func put(c []float32, j int, v float32, acc bool) {
+	if acc {
+		c[j] += v
+	} else {
+		c[j] = v
 	}
-	return s[0]
 }
 
 func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
-	for i := range m {
-		ai := a[i*lda : i*lda+k]
-		ci := c[i*ldc : i*ldc+n]
-		for j := range n {
-			d := dotGeneric(ai, b[j*ldb:j*ldb+k])
-			if acc {
-				ci[j] += d
-			} else {
-				ci[j] = d
-			}
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		a0, a1 := a[i*lda:i*lda+k], a[(i+1)*lda:(i+1)*lda+k]
+		c0, c1 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n]
+		j := 0
+		for ; j+3 <= n; j += 3 {
+			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, b[j*ldb:], ldb, acc)
+		}
+		for ; j < n; j++ {
+			bj := b[j*ldb : j*ldb+k]
+			put(c0, j, dotGeneric(a0, bj), acc)
+			put(c1, j, dotGeneric(a1, bj), acc)
 		}
 	}
+	if i < m {
+		a0, c0 := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
+		j := 0
+		for ; j+6 <= n; j += 6 {
+			nt1x6Generic(c0[j:j+6], a0, b[j*ldb:], ldb, acc)
+		}
+		for ; j < n; j++ {
+			put(c0, j, dotGeneric(a0, b[j*ldb:j*ldb+k]), acc)
+		}
+	}
+}
+
+// nt2x3Generic computes the outputs of rows a0, a1 (equal lengths k)
+// against the three b rows from b (stride ldb) into c0[0:3] and c1[0:3].
+func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, acc bool) {
+	k := len(a0)
+	a1 = a1[:k]
+	b0, b1, b2 := b[:k], b[ldb:ldb+k], b[2*ldb:2*ldb+k]
+	b1, b2 = b1[:k], b2[:k] // the lengths the prover needs
+	var s00, s01, s02, s10, s11, s12 float32
+	for p, x := range a0 {
+		y := a1[p]
+		v := b0[p]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+	}
+	c0, c1 = c0[:3], c1[:3]
+	put(c0, 0, s00, acc)
+	put(c0, 1, s01, acc)
+	put(c0, 2, s02, acc)
+	put(c1, 0, s10, acc)
+	put(c1, 1, s11, acc)
+	put(c1, 2, s12, acc)
+}
+
+// nt1x6Generic computes the outputs of row a0 against the six b rows from
+// b (stride ldb) into c0[0:6].
+func nt1x6Generic(c0, a0, b []float32, ldb int, acc bool) {
+	k := len(a0)
+	b0, b1, b2, b3, b4, b5 := b[:k], b[ldb:ldb+k], b[2*ldb:2*ldb+k], b[3*ldb:3*ldb+k], b[4*ldb:4*ldb+k], b[5*ldb:5*ldb+k]
+	b1, b2, b3, b4, b5 = b1[:k], b2[:k], b3[:k], b4[:k], b5[:k] // for the prover
+	var s0, s1, s2, s3, s4, s5 float32
+	for p, x := range a0 {
+		s0 += float32(x * b0[p])
+		s1 += float32(x * b1[p])
+		s2 += float32(x * b2[p])
+		s3 += float32(x * b3[p])
+		s4 += float32(x * b4[p])
+		s5 += float32(x * b5[p])
+	}
+	c0 = c0[:6]
+	put(c0, 0, s0, acc)
+	put(c0, 1, s1, acc)
+	put(c0, 2, s2, acc)
+	put(c0, 3, s3, acc)
+	put(c0, 4, s4, acc)
+	put(c0, 5, s5, acc)
 }
 
 func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
@@ -130,7 +173,18 @@ func scaleGeneric(alpha float32, x []float32) {
 	}
 }
 
-// dotI8Generic is dotGeneric with int8 y, converted exactly to float32.
+// reduce16 sums 16 lanes with the fixed tree: l+8 onto l, l+4, l+2, l+1.
+func reduce16(s *[lanes]float32) float32 {
+	for w := lanes / 2; w >= 1; w /= 2 {
+		for l := range w {
+			s[l] += s[l+w]
+		}
+	}
+	return s[0]
+}
+
+// dotI8Generic is the 16-lane dot product of the package documentation
+// with int8 y, converted exactly to float32.
 func dotI8Generic(x []float32, y []int8) float32 {
 	var s [lanes]float32
 	n := len(x)

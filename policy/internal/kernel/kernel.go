@@ -35,6 +35,16 @@ type impl struct {
 	sigmoid func(dst, x []float32)
 	// ntI8 is nt with int8 rows of b scaled per row (see MatMulNTInt8).
 	ntI8 func(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool)
+	// quant quantizes activation rows (see Int8Rows.Quantize); w8a8 is the
+	// native MatMulNTW8A8, nil where there is none.
+	quant func(q []uint8, ldq int, scale []float32, x []float32, ldx, m, k int)
+	w8a8  func(c []float32, ldc int, aq []uint8, lda int, ascale []float32, w *Int8Weights, m int, acc bool)
+	// toF16 converts a prefix of src to binary16 and returns its length;
+	// scoresF16 and attvF16 are optional native ScoresF16 and
+	// AttendValuesF16 for the shapes they report true for.
+	toF16     func(dst []uint16, src []float32) int
+	scoresF16 func(scores, q []float32, keys []uint16, ldk, n, k int) bool
+	attvF16   func(out, probs []float32, ldp int, v []uint16, ldv int, n, d, hd int, acc bool) bool
 	// attv is an optional fast AttendValues for the shapes it reports true
 	// for; nil or false means the per-head nn products.
 	attv func(out, probs []float32, ldp int, v []float32, ldv int, n, d, hd int, acc bool) bool
@@ -48,7 +58,7 @@ var active = chooseImpl(os.Getenv(envVar), os.Stderr)
 const envVar = "ROLLOUT_KERNEL"
 
 // chooseImpl picks the fastest implementation the CPU supports, or the one
-// named by override ("generic", "avx2", "avx512"). An override naming an
+// named by override ("generic", "avx2", "avx512", "avx512vnni"). An override naming an
 // unknown or unsupported path is reported on warn and ignored.
 func chooseImpl(override string, warn io.Writer) *impl {
 	avail := available()
@@ -67,8 +77,22 @@ func chooseImpl(override string, warn io.Writer) *impl {
 	return avail[0]
 }
 
-// Impl names the active implementation: "avx512", "avx2" or "generic".
+// Impl names the active implementation: "avx512vnni", "avx512", "avx2" or
+// "generic".
 func Impl() string { return active.name }
+
+// Available names the implementations this CPU can run, fastest first: the
+// values ROLLOUT_KERNEL may select.
+func Available() []string {
+	var names []string
+	for _, im := range available() {
+		names = append(names, im.name)
+	}
+	return names
+}
+
+// EnvVar is the environment variable that selects an implementation.
+const EnvVar = envVar
 
 // parallelFlops is the number of multiply-adds (m·n·k) from which a matrix
 // product is split over several goroutines, and minRowsPerWorker the fewest

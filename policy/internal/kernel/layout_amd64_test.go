@@ -14,6 +14,8 @@ func TestArgLayout(t *testing.T) {
 	var mv mvArgs
 	var bc bcArgs
 	var av attvArgs
+	var qa quantArgs
+	var w8 w8Args
 	tests := []struct {
 		field     string
 		got, want uintptr
@@ -56,6 +58,24 @@ func TestArgLayout(t *testing.T) {
 		{"attvArgs.ldv", unsafe.Offsetof(av.ldv), 80},
 		{"attvArgs.n", unsafe.Offsetof(av.n), 88},
 		{"attvArgs.acc", unsafe.Offsetof(av.acc), 96},
+		{"quantArgs.q", unsafe.Offsetof(qa.q), 8},
+		{"quantArgs.scale", unsafe.Offsetof(qa.scale), 16},
+		{"quantArgs.ldx", unsafe.Offsetof(qa.ldx), 24},
+		{"quantArgs.ldq", unsafe.Offsetof(qa.ldq), 32},
+		{"quantArgs.m", unsafe.Offsetof(qa.m), 40},
+		{"quantArgs.kfull", unsafe.Offsetof(qa.kfull), 48},
+		{"quantArgs.kmask", unsafe.Offsetof(qa.kmask), 56},
+		{"w8Args.c", unsafe.Offsetof(w8.c), 32},
+		{"w8Args.ascale", unsafe.Offsetof(w8.ascale), 64},
+		{"w8Args.w", unsafe.Offsetof(w8.w), 80},
+		{"w8Args.wstep", unsafe.Offsetof(w8.wstep), 88},
+		{"w8Args.abytes", unsafe.Offsetof(w8.abytes), 96},
+		{"w8Args.wsum", unsafe.Offsetof(w8.wsum), 104},
+		{"w8Args.wscale", unsafe.Offsetof(w8.wscale), 112},
+		{"w8Args.ntiles", unsafe.Offsetof(w8.ntiles), 120},
+		{"w8Args.rowmask", unsafe.Offsetof(w8.rowmask), 128},
+		{"w8Args.colmask", unsafe.Offsetof(w8.colmask), 136},
+		{"w8Args.acc", unsafe.Offsetof(w8.acc), 168},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

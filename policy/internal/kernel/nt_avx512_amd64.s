@@ -558,3 +558,104 @@ mqstore:
 mqdone:
 	VZEROUPPER
 	RET
+
+// Binary16 b rows (ScoresF16): the b vectors are widened exactly by
+// VCVTPH2PS (16 halves, 32 bytes, per vector); the products and the
+// reduction are those of nt1x16AVX512. k is a multiple of 16 (no tail).
+
+#define MVH(src, z) \
+	VCVTPH2PS   src, Z17     \
+	VFMADD231PS Z17, Z16, z
+
+#define MVH4(g0, za, zb, zc, zd) \
+	MVH((g0), za)        \
+	MVH((g0)(R9*1), zb)  \
+	MVH((g0)(R9*2), zc)  \
+	MVH((g0)(R10*1), zd)
+
+// func nt1x16F16AVX512(p *mvArgs)
+//
+// nt1x16AVX512 with binary16 b rows (ldb in bytes) and kmask 0.
+TEXT ·nt1x16F16AVX512(SB), NOSPLIT, $0-8
+	MOVQ  p+0(FP), DI
+	MOVQ  8(DI), BX
+	MOVQ  16(DI), R14
+	MOVQ  24(DI), R9
+	LEAQ  (R9)(R9*2), R10
+	MOVQ  56(DI), AX
+	KMOVW AX, K2
+	MOVQ  48(DI), AX
+	TESTQ AX, AX
+	JZ    mhdone
+
+mhtile:
+	ZERO16
+	MOVQ 0(DI), SI
+	MOVQ SI, CX
+	ADDQ 32(DI), CX
+	MOVQ BX, R8
+	LEAQ (R8)(R9*4), R11
+	LEAQ (R11)(R9*4), R12
+	LEAQ (R12)(R9*4), R13
+
+mhloop:
+	VMOVUPS (SI), Z16
+	MVH4(R8, Z0, Z4, Z8, Z12)
+	MVH4(R11, Z1, Z5, Z9, Z13)
+	MVH4(R12, Z2, Z6, Z10, Z14)
+	MVH4(R13, Z3, Z7, Z11, Z15)
+	ADDQ    $64, SI
+	ADDQ    $32, R8
+	ADDQ    $32, R11
+	ADDQ    $32, R12
+	ADDQ    $32, R13
+	CMPQ    SI, CX
+	JLT     mhloop
+
+	REDUCE16
+	CMPQ      64(DI), $0
+	JEQ       mhstore
+	VMOVUPS.Z (R14), K2, Z1
+	VADDPS    Z1, Z0, Z0
+
+mhstore:
+	VMOVUPS Z0, K2, (R14)
+	MOVQ    R9, DX
+	SHLQ    $4, DX
+	ADDQ    DX, BX
+	ADDQ    $64, R14
+	DECQ    AX
+	JNZ     mhtile
+
+mhdone:
+	VZEROUPPER
+	RET
+
+// func toF16AVX512(dst *uint16, src *float32, n int)
+//
+// Converts n (a multiple of 16) values: clamp to ±65504, then VCVTPS2PH
+// rounding to nearest even.
+TEXT ·toF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVL         $0x477fe000, AX // 65504
+	VPBROADCASTD AX, Z20
+	MOVL         $0xc77fe000, AX // -65504
+	VPBROADCASTD AX, Z21
+	SHRQ         $4, CX
+	JZ           hdone
+
+hloop:
+	VMOVUPS   (SI), Z1
+	VMINPS    Z20, Z1, Z1
+	VMAXPS    Z21, Z1, Z1
+	VCVTPS2PH $0, Z1, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       hloop
+
+hdone:
+	VZEROUPPER
+	RET
