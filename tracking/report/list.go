@@ -14,8 +14,8 @@ import (
 )
 
 // WriteRuns prints runs as a terminal table (what `rollout ls` shows): id
-// (first 12 characters), experiment, variant, seed, status, progress,
-// sampled tokens, wall time and start.
+// (first 12 characters), experiment, variant, seed, status (see
+// StatusText), progress, sampled tokens, wall time and start.
 func WriteRuns(w io.Writer, runs []tracking.Run) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -28,7 +28,7 @@ func WriteRuns(w io.Writer, runs []tracking.Run) error {
 		if len(id) > 12 {
 			id = id[:12]
 		}
-		status := string(r.Status)
+		status := StatusText(r)
 		if r.Resumes > 0 {
 			status += fmt.Sprintf(" (resumed %d×)", r.Resumes)
 		}
@@ -41,6 +41,20 @@ func WriteRuns(w io.Writer, runs []tracking.Run) error {
 		return fmt.Errorf("listing runs: %w", err)
 	}
 	return nil
+}
+
+// StatusText is a run's status as rollout ls and show print it: running,
+// finished, failed, or stopped or interrupted with the last step committed
+// ("stopped at step 3"; "stopped before step 0" when none is).
+func StatusText(r tracking.Run) string {
+	switch r.Status {
+	case tracking.StatusStopped, tracking.StatusInterrupted:
+		if r.LastStep < 0 {
+			return string(r.Status) + " before step 0"
+		}
+		return fmt.Sprintf("%s at step %d", r.Status, r.LastStep)
+	}
+	return string(r.Status)
 }
 
 // progress is "done/total" steps, or the count done when the total is unknown.
@@ -60,7 +74,7 @@ func WriteRunDetail(w io.Writer, r tracking.Run, last *tracking.StepMetrics) err
 		end = r.End.Local().Format(time.DateTime)
 	}
 	_, err := fmt.Fprintf(w, "run        %s\nexperiment %s\nvariant    %s\nseed       %d\nstatus     %s%s\nsteps      %s\ntokens     %d\ntime       %s\nhost       %s\nversion    %s\nstart      %s\nend        %s\n",
-		r.ID, r.Experiment, r.Variant, r.Seed, r.Status, errorSuffix(r.Error), progress(r), r.Tokens,
+		r.ID, r.Experiment, r.Variant, r.Seed, StatusText(r), errorSuffix(r.Error), progress(r), r.Tokens,
 		r.Elapsed.Round(time.Millisecond), r.Host, r.Version, r.Start.Local().Format(time.DateTime), end)
 	if err != nil {
 		return fmt.Errorf("showing run %s: %w", r.ID, err)
