@@ -57,12 +57,18 @@ func StatusText(r tracking.Run) string {
 	return string(r.Status)
 }
 
-// progress is "done/total" steps, or the count done when the total is unknown.
+// progress is the last committed step of the total, "k/total" (step 0
+// is the base policy's evaluation: a finished run reaches total), or "k"
+// when the total is unknown; "–" before step 0 commits.
 func progress(r tracking.Run) string {
-	if r.TotalSteps > 0 {
-		return fmt.Sprintf("%d/%d", r.LastStep+1, r.TotalSteps)
+	last := "–"
+	if r.LastStep >= 0 {
+		last = strconv.Itoa(r.LastStep)
 	}
-	return strconv.Itoa(r.LastStep + 1)
+	if r.TotalSteps > 0 {
+		return fmt.Sprintf("%s/%d", last, r.TotalSteps)
+	}
+	return last
 }
 
 // WriteRunDetail prints one run (what `rollout show RUN` shows): its

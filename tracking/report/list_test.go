@@ -61,3 +61,22 @@ func TestStatusText(t *testing.T) {
 		}
 	}
 }
+
+// The steps column is the last committed step of the planned steps (step
+// 0 is the base policy's evaluation).
+func TestProgressColumn(t *testing.T) {
+	for _, tc := range []struct {
+		last, total int
+		want        string
+	}{
+		{-1, 6, "–/6"},
+		{0, 6, "0/6"},
+		{6, 6, "6/6"},
+		{4, 0, "4"},
+		{-1, 0, "–"},
+	} {
+		if got := progress(tracking.Run{LastStep: tc.last, TotalSteps: tc.total}); got != tc.want {
+			t.Errorf("step %d of %d: %q, want %q", tc.last, tc.total, got, tc.want)
+		}
+	}
+}
