@@ -110,11 +110,11 @@ type Result struct {
 	Err error
 }
 
-// Summary is what Run did: a count per outcome (Stopped counts the runs
-// not started too) and every run's result, in the config's order.
+// Summary is what Run did: a count per outcome and every run's result,
+// in the config's order.
 type Summary struct {
-	Finished, Skipped, Failed, Stopped int
-	Runs                               []Result
+	Finished, Skipped, Failed, Stopped, NotStarted int
+	Runs                                           []Result
 }
 
 // add counts res and appends it.
@@ -126,8 +126,10 @@ func (s *Summary) add(res Result) {
 		s.Skipped++
 	case Failed:
 		s.Failed++
-	default:
+	case Stopped:
 		s.Stopped++
+	default:
+		s.NotStarted++
 	}
 	s.Runs = append(s.Runs, res)
 }
@@ -315,10 +317,12 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed}
 	res.Outcome, res.Err = j.run(ctx, rec.LastStep, baseDir, rewardDir)
 	res.Step, res.Resumed = j.lastStep, j.resumed
-	status := map[Outcome]tracking.RunStatus{Finished: tracking.StatusFinished, Stopped: tracking.StatusStopped, Failed: tracking.StatusFailed}[res.Outcome]
-	msg := ""
-	if res.Err != nil {
-		msg = res.Err.Error()
+	status, msg := tracking.StatusFinished, ""
+	switch res.Outcome {
+	case Stopped:
+		status = tracking.StatusStopped
+	case Failed:
+		status, msg = tracking.StatusFailed, res.Err.Error()
 	}
 	if err := store.EndRun(r.ID, status, msg); err != nil {
 		res.Outcome, res.Err = Failed, errors.Join(res.Err, err)
