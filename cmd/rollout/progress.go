@@ -49,6 +49,18 @@ func (pr *progress) log(format string, args ...any) {
 	io.WriteString(pr.out, line)
 }
 
+// logNow prints a line at once, past the bars on a terminal: for a
+// process about to exit, which the bars' next refresh would not reach.
+func (pr *progress) logNow(format string, args ...any) {
+	line := fmt.Sprintf(format+"\n", args...)
+	if pr.tty {
+		line = "\n" + line
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	io.WriteString(pr.out, line)
+}
+
 // bar is one bar: a named piece of work of known size.
 type bar struct {
 	pr    *progress

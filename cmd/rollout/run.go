@@ -111,7 +111,7 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	ctx, stop := interrupts(cmd.Context(), func(sig os.Signal) {
 		pr.log("%s: stopping once the steps in flight commit (again to stop at once, losing them)", signalName(sig))
 	}, func(sig os.Signal) {
-		pr.log("%s again: stopping at once; the steps in flight are lost", signalName(sig))
+		pr.logNow("%s again: stopping at once; the steps in flight are lost", signalName(sig))
 		os.Exit(exitInterrupted)
 	})
 	defer stop()
