@@ -56,6 +56,15 @@ func TestKilledWriter(t *testing.T) {
 	if reported < 8 {
 		t.Fatalf("child reported step %d only", reported)
 	}
+	// With its writer dead, reads show the run interrupted, not running.
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ro.Run("r"); err != nil || r.Status != StatusInterrupted {
+		t.Errorf("after the kill, a read shows the run %s (%v), want interrupted", r.Status, err)
+	}
+	ro.Close()
 
 	s, err = Open(path, Options{})
 	if err != nil {
@@ -66,7 +75,7 @@ func TestKilledWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.LastStep < reported || r.Resumes != 2 { // reopened by the child, then here
+	if r.LastStep < reported || r.Resumes != 2 || r.Status != StatusRunning { // reopened by the child, then here
 		t.Fatalf("run %+v: the child had reported step %d committed", r, reported)
 	}
 	ms, err := s.Metrics("r")
@@ -139,6 +148,9 @@ func snapshotConsistent(t *testing.T, path string, attempt int) {
 	r, err := s.Run("r")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.Status != StatusRunning {
+		t.Errorf("snapshot %d: the run being written shows as %s, want running", attempt, r.Status)
 	}
 	ms, _ := s.Metrics("r")
 	gs, _ := s.Groups("r", r.LastStep)

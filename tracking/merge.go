@@ -26,7 +26,8 @@ type MergeStats struct {
 // fails with a *ConfigConflictError before copying that experiment's runs); a
 // run is copied (with all its steps, groups and checkpoints) when s lacks
 // it or src has it further along: more steps, or as many and a later
-// state (finished > failed > running). Otherwise s keeps its own. Merging
+// state (finished > failed > stopped > running; a run still running
+// in src is copied as stopped). Otherwise s keeps its own. Merging
 // the same store twice changes nothing the second time. Each run is
 // copied in its own transaction.
 func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
@@ -135,6 +136,10 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 				if err := sb.ForEach(func(k, v []byte) error { return db.Put(k, v) }); err != nil {
 					return err
 				}
+			}
+			if sr.Status == StatusRunning {
+				// Nothing runs it in the destination.
+				sr.Status = StatusStopped
 			}
 			return putJSON(runs, r.ID, sr)
 		})

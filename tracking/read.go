@@ -75,7 +75,16 @@ func (s *Store) Run(id string) (Run, error) {
 		r, err = getRun(b, id)
 		return err
 	})
-	return r, err
+	return s.shown(r), err
+}
+
+// shown returns a run as reads show it: recorded as running while no
+// process writes the store (see Store.writerGone), it is interrupted.
+func (s *Store) shown(r Run) Run {
+	if s.writerGone && r.Status == StatusRunning {
+		r.Status = StatusInterrupted
+	}
+	return r
 }
 
 // Runs lists the runs of an experiment ("" for all), ordered by
@@ -93,7 +102,7 @@ func (s *Store) Runs(experiment string) ([]Run, error) {
 				return fmt.Errorf("run %s: decoding: %w", k, err)
 			}
 			if experiment == "" || r.Experiment == experiment {
-				out = append(out, r)
+				out = append(out, s.shown(r))
 			}
 			return nil
 		})

@@ -31,25 +31,41 @@ type Experiment struct {
 // RunStatus is the life-cycle state of a run.
 type RunStatus string
 
-// The states of a run.
+// The states of a run. A run is running from BeginRun until EndRun marks
+// it finished, failed or stopped (its writer was asked to stop: it resumes
+// after its last committed step). A run whose writer died without ending it
+// (killed, or stopped at once by a second interrupt) is still recorded as
+// running: reads show it as interrupted whenever no process holds the
+// store for writing, and the next writer to open the store records it as
+// stopped.
 const (
 	StatusRunning  RunStatus = "running"
 	StatusFinished RunStatus = "finished"
 	StatusFailed   RunStatus = "failed"
+	StatusStopped  RunStatus = "stopped"
+	// StatusInterrupted is never recorded: reads show it for a run recorded
+	// as running when no process holds the store for writing.
+	StatusInterrupted RunStatus = "interrupted"
 )
 
 // Valid reports whether s is one of the defined states.
 func (s RunStatus) Valid() bool {
-	return s == StatusRunning || s == StatusFinished || s == StatusFailed
+	switch s {
+	case StatusRunning, StatusFinished, StatusFailed, StatusStopped, StatusInterrupted:
+		return true
+	}
+	return false
 }
 
 // rank orders states for merging: a finished run beats a failed one, which
-// beats one still running.
+// beats a stopped (or interrupted) one, which beats one still running.
 func (s RunStatus) rank() int {
 	switch s {
 	case StatusFinished:
-		return 2
+		return 3
 	case StatusFailed:
+		return 2
+	case StatusStopped, StatusInterrupted:
 		return 1
 	}
 	return 0

@@ -155,6 +155,10 @@ type Store struct {
 	lockInfo *LockInfo // written by this process, removed on Close
 	snapshot string    // temporary copy being read, removed on Close
 	holder   *LockInfo // the writer when reading a snapshot
+	// writerGone is set on read-only opens that got the file lock: no
+	// process writes the store, so reads show runs recorded as running as
+	// interrupted.
+	writerGone bool
 }
 
 // Open opens the store at path, creating and initialising it unless
@@ -223,7 +227,13 @@ func openWriter(path string, opts Options) (*Store, error) {
 		return nil, openError(path, err, time.Since(start))
 	}
 	s := &Store{db: db, path: path, opts: opts}
-	if err := s.update(s.initSchema); err != nil {
+	err = s.update(func(tx *bolt.Tx) error {
+		if err := s.initSchema(tx); err != nil {
+			return err
+		}
+		return stopOrphanedRuns(tx)
+	})
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -269,6 +279,10 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 		return nil, openError(path, err, time.Since(start))
 	}
 	s.db = db
+	// A read-only open gets the shared file lock only while no process
+	// holds the exclusive one for writing: the runs it finds recorded as
+	// running have no process running them.
+	s.writerGone = s.snapshot == ""
 	if err := s.view(s.checkSchema); err != nil {
 		s.Close()
 		return nil, err

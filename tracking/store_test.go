@@ -296,6 +296,9 @@ func TestLockHolderChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if _, err := s.BeginRun(Run{ID: "r", Experiment: "exp"}); err != nil { // the open recorded it as stopped
+		t.Fatal(err)
+	}
 	if err := s.CommitStep("r", StepRecord{Step: 1, Metrics: map[string]float64{"m": 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -400,6 +403,9 @@ func TestCompact(t *testing.T) {
 		if err := s.CommitStep("r", StepRecord{Step: i, Groups: []record.Group{flatGroup(i, 16, 40)}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := s.EndRun("r", StatusFinished, ""); err != nil { // else the compacting writer records it as stopped
+		t.Fatal(err)
 	}
 	want, _ := s.dump()
 	s.Close()

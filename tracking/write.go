@@ -111,10 +111,11 @@ func createRunData(tx *bolt.Tx, id string) error {
 	return nil
 }
 
-// EndRun marks a run finished or failed (with a message) and sets its end time.
+// EndRun marks a run finished, failed (with a message) or stopped (it
+// resumes after its last committed step) and sets its end time.
 func (s *Store) EndRun(id string, status RunStatus, message string) error {
-	if status != StatusFinished && status != StatusFailed {
-		return fmt.Errorf("end run %s: status %q: want %q or %q", id, status, StatusFinished, StatusFailed)
+	if status != StatusFinished && status != StatusFailed && status != StatusStopped {
+		return fmt.Errorf("end run %s: status %q: want %q, %q or %q", id, status, StatusFinished, StatusFailed, StatusStopped)
 	}
 	return s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
@@ -122,9 +123,44 @@ func (s *Store) EndRun(id string, status RunStatus, message string) error {
 		if err != nil {
 			return err
 		}
+		if r.Status == StatusFinished && status != StatusFinished {
+			return fmt.Errorf("end run %s as %s: it is finished", id, status)
+		}
 		r.Status, r.Error, r.End = status, message, time.Now().UTC()
 		return putJSON(runs, id, r)
 	})
+}
+
+// orphanedRunError is the Error of a run that a writer found recorded as
+// running when it opened the store, and recorded as stopped.
+const orphanedRunError = "the process running it ended without stopping it (killed, or stopped at once)"
+
+// stopOrphanedRuns records as stopped every run recorded as running: the
+// caller holds the store for writing, so no other process runs them.
+func stopOrphanedRuns(tx *bolt.Tx) error {
+	runs := tx.Bucket([]byte(bucketRuns))
+	var orphans []Run
+	err := runs.ForEach(func(k, v []byte) error {
+		var r Run
+		if err := json.Unmarshal(v, &r); err != nil {
+			return fmt.Errorf("run %s: decoding: %w", k, err)
+		}
+		if r.Status == StatusRunning {
+			orphans = append(orphans, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := time.Now().UTC()
+	for _, r := range orphans {
+		r.Status, r.Error, r.End = StatusStopped, orphanedRunError, now
+		if err := putJSON(runs, r.ID, r); err != nil {
+			return fmt.Errorf("recording orphaned run %s as stopped: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 // CommitStep writes one step of a running run — its metrics, every group

@@ -55,13 +55,83 @@ type Progress interface {
 	Start(run config.Run, steps, from int)
 	// Step reports a committed step.
 	Step(run config.Run, step int, metrics map[string]float64)
-	// Done reports a run that ended, stopped (ctx) or failed.
-	Done(run config.Run, err error)
+	// Done reports a run that Start reported, or that was already
+	// finished, ending: res says how.
+	Done(run config.Run, res Result)
 }
 
-// Summary counts what Run did.
+// Outcome says how a run ended in one call of Run.
+type Outcome int
+
+// The outcomes of a run.
+const (
+	// Finished: the run ran to its end.
+	Finished Outcome = iota
+	// Skipped: the run was already finished in the store.
+	Skipped
+	// Stopped: ctx was cancelled; the run is recorded as stopped after its
+	// last committed step and resumes from it on the next Run.
+	Stopped
+	// Failed: the run is recorded as failed, with the error.
+	Failed
+	// NotStarted: ctx was cancelled before the run began; the store is
+	// left as it was.
+	NotStarted
+)
+
+// String names the outcome as the command line prints it.
+func (o Outcome) String() string {
+	switch o {
+	case Finished:
+		return "finished"
+	case Skipped:
+		return "already done"
+	case Stopped:
+		return "stopped"
+	case Failed:
+		return "failed"
+	case NotStarted:
+		return "not started"
+	}
+	return fmt.Sprintf("outcome(%d)", int(o))
+}
+
+// Result is what Run did with one run.
+type Result struct {
+	Run     config.Run
+	Outcome Outcome
+	// Step is the run's last committed step, −1 when none is (step 0 is
+	// the base policy's evaluation).
+	Step int
+	// Resumed is the last committed step the run resumed after, −1 when it
+	// started afresh (or was skipped or not started).
+	Resumed int
+	// Err says why a failed run failed.
+	Err error
+}
+
+// Summary is what Run did: a count per outcome and every run's result,
+// in the config's order.
 type Summary struct {
-	Finished, Skipped, Failed, Stopped int
+	Finished, Skipped, Failed, Stopped, NotStarted int
+	Runs                                           []Result
+}
+
+// add counts res and appends it.
+func (s *Summary) add(res Result) {
+	switch res.Outcome {
+	case Finished:
+		s.Finished++
+	case Skipped:
+		s.Skipped++
+	case Failed:
+		s.Failed++
+	case Stopped:
+		s.Stopped++
+	default:
+		s.NotStarted++
+	}
+	s.Runs = append(s.Runs, res)
 }
 
 // checkpointBlob is the name of a run's state in its checkpoints.
@@ -74,10 +144,13 @@ const checkpointBlob = "state"
 const tokensMarkMetric = "eval/tokens_mark"
 
 // Run runs the configuration's runs into the store. Cancelling ctx stops
-// every run after the step it is computing commits; stopped runs resume on
-// the next Run. It returns the first run failure, after every run ended.
+// every run once the step it is computing commits (a step in flight is
+// finished and committed, never abandoned): each is recorded as stopped
+// after its last committed step and resumes from it on the next Run; runs
+// not begun yet are left as they were. Pretraining a base policy or a
+// reward model stops at once. It returns the first run failure, after
+// every run ended.
 func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Options) (Summary, error) {
-	var sum Summary
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.NumCPU()
 	}
@@ -85,7 +158,7 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		opts.Shard = Shard{0, 1}
 	}
 	if opts.Shard.Index < 0 || opts.Shard.Index >= opts.Shard.Count {
-		return sum, fmt.Errorf("shard %d/%d: want 0 ≤ i < n", opts.Shard.Index, opts.Shard.Count)
+		return Summary{}, fmt.Errorf("shard %d/%d: want 0 ≤ i < n", opts.Shard.Index, opts.Shard.Count)
 	}
 	if opts.Progress == nil {
 		opts.Progress = nopProgress{}
@@ -97,13 +170,13 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 	for _, v := range f.Variants {
 		text, err := config.Marshal(v.Config)
 		if err != nil {
-			return sum, fmt.Errorf("variant %s: %w", v.Name, err)
+			return Summary{}, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
 		exp.Variants = append(exp.Variants, v.Name)
 		exp.Configs[v.Name] = string(text)
 	}
 	if err := store.PutExperiment(exp); err != nil {
-		return sum, err
+		return Summary{}, err
 	}
 	var runs []config.Run
 	for i, r := range f.Runs() {
@@ -111,13 +184,33 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 			runs = append(runs, r)
 		}
 	}
+	sh, err := prepare(ctx, runs, opts)
+	if err != nil {
+		if ctx.Err() == nil {
+			return Summary{}, err
+		}
+		var sum Summary // stopped while pretraining: nothing began
+		for _, r := range runs {
+			sum.add(Result{Run: r, Outcome: NotStarted, Step: -1, Resumed: -1})
+		}
+		return sum, nil
+	}
+	return runAll(ctx, runs, f.Name, sh, store, opts)
+}
 
-	// Base policies first, one at a time: runs that share one wait for it
-	// once, and pretraining uses every core by itself.
-	bases := map[string]string{}
+// shared is what runs share: base policies and reward models, by key.
+type shared struct {
+	bases, rewardModels map[string]string
+}
+
+// prepare pretrains (or finds cached) the runs' base policies and reward
+// models, one at a time: runs that share one wait for it once, and
+// training uses every core by itself.
+func prepare(ctx context.Context, runs []config.Run, opts Options) (shared, error) {
+	sh := shared{bases: map[string]string{}, rewardModels: map[string]string{}}
 	for _, r := range runs {
 		key := baseKey(r.Config)
-		if _, ok := bases[key]; ok {
+		if _, ok := sh.bases[key]; ok {
 			continue
 		}
 		c := r.Config
@@ -125,153 +218,170 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 			opts.Progress.Prepare("pretrain "+c.Task.Name, s.Step, s.Steps, s.Loss)
 		})
 		if err != nil {
-			return sum, err
+			return sh, err
 		}
-		bases[key] = base.Dir
+		sh.bases[key] = base.Dir
 	}
-	rewardModels := map[string]string{}
 	for _, r := range runs {
 		c := r.Config
 		if c.Reward.Model == 0 {
 			continue
 		}
 		key := rewardModelKey(c)
-		if _, ok := rewardModels[key]; ok {
+		if _, ok := sh.rewardModels[key]; ok {
 			continue
 		}
-		dir, _, _, err := RewardModel(ctx, c, opts.CacheDir, bases[baseKey(c)], func(s reward.Step) {
+		dir, _, _, err := RewardModel(ctx, c, opts.CacheDir, sh.bases[baseKey(c)], func(s reward.Step) {
 			opts.Progress.Prepare("reward model "+c.Task.Name, s.Step, s.Steps, s.Loss)
 		})
 		if err != nil {
-			return sum, err
+			return sh, err
 		}
-		rewardModels[key] = dir
+		sh.rewardModels[key] = dir
 	}
+	return sh, nil
+}
 
-	var mu sync.Mutex
-	var firstErr error
-	jobs := make(chan config.Run)
+// runAll runs the runs on opts.Workers goroutines and gathers their
+// results in order.
+func runAll(ctx context.Context, runs []config.Run, experiment string, sh shared, store *tracking.Store, opts Options) (Summary, error) {
+	results := make([]Result, len(runs))
+	for i, r := range runs {
+		results[i] = Result{Run: r, Outcome: NotStarted, Step: -1, Resumed: -1}
+	}
+	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(opts.Workers, len(runs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range jobs {
+			for i := range jobs {
+				r := runs[i]
 				if ctx.Err() != nil { // stopped before it began
-					mu.Lock()
-					sum.Stopped++
-					mu.Unlock()
 					continue
 				}
-				rmDir := rewardModels[rewardModelKey(r.Config)]
-				outcome, err := runOne(ctx, r, f.Name, bases[baseKey(r.Config)], rmDir, store, opts)
-				opts.Progress.Done(r, err)
-				mu.Lock()
-				switch {
-				case err != nil:
-					sum.Failed++
-					if firstErr == nil {
-						firstErr = fmt.Errorf("run %s (%s, seed %d): %w", r.ID, r.Variant, r.Seed, err)
-					}
-				case outcome == skipped:
-					sum.Skipped++
-				case outcome == stopped:
-					sum.Stopped++
-				default:
-					sum.Finished++
+				res := runOne(ctx, r, experiment, sh.bases[baseKey(r.Config)], sh.rewardModels[rewardModelKey(r.Config)], store, opts)
+				if res.Outcome != NotStarted {
+					opts.Progress.Done(r, res)
 				}
-				mu.Unlock()
+				results[i] = res
 			}
 		}()
 	}
-	for _, r := range runs {
+	for i := range runs {
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- r
+		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
+	var sum Summary
+	var firstErr error
+	for _, res := range results {
+		sum.add(res)
+		if res.Err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("run %s (%s, seed %d): %w", res.Run.ID, res.Run.Variant, res.Run.Seed, res.Err)
+		}
+	}
 	return sum, firstErr
 }
 
-type outcome int
-
-const (
-	finished outcome = iota
-	skipped
-	stopped
-)
-
-// runOne runs (or resumes, or skips) one run.
-func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options) (outcome, error) {
+// runOne runs (or resumes, or skips) one run and records how it ended.
+// Steps are computed without ctx, so that a step in flight when ctx is
+// cancelled commits; ctx is checked between steps.
+func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options) Result {
+	res := Result{Run: r, Outcome: NotStarted, Step: -1, Resumed: -1}
+	if ctx.Err() != nil {
+		return res
+	}
 	c := r.Config
 	text, err := config.Marshal(c)
 	if err != nil {
-		return finished, err
+		res.Outcome, res.Err = Failed, err
+		return res
 	}
 	rec, err := store.BeginRun(tracking.Run{
 		ID: r.ID, Experiment: experiment, Variant: r.Variant, Seed: int64(r.Seed),
 		Config: string(text), Version: opts.Version, TotalSteps: c.Train.Steps,
 	})
 	if err != nil {
-		return finished, err
+		res.Outcome, res.Err = Failed, err
+		return res
 	}
+	res.Step = rec.LastStep
 	if rec.Status == tracking.StatusFinished {
-		return skipped, nil
+		res.Outcome = Skipped
+		return res
 	}
-	fail := func(err error) (outcome, error) {
-		if endErr := store.EndRun(r.ID, tracking.StatusFailed, err.Error()); endErr != nil {
-			err = errors.Join(err, endErr)
-		}
-		return finished, err
+	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed}
+	res.Outcome, res.Err = j.run(ctx, rec.LastStep, baseDir, rewardDir)
+	res.Step, res.Resumed = j.lastStep, j.resumed
+	status, msg := tracking.StatusFinished, ""
+	switch res.Outcome {
+	case Stopped:
+		status = tracking.StatusStopped
+	case Failed:
+		status, msg = tracking.StatusFailed, res.Err.Error()
 	}
+	if err := store.EndRun(r.ID, status, msg); err != nil {
+		res.Outcome, res.Err = Failed, errors.Join(res.Err, err)
+	}
+	return res
+}
+
+// run builds the run's loop, resumes it after lastStep (−1: from the
+// start) and steps it until it is done (Finished), ctx is cancelled
+// (Stopped) or a step fails (Failed).
+func (j *job) run(ctx context.Context, lastStep int, baseDir, rewardDir string) (Outcome, error) {
+	r, c := j.cfg, j.cfg.Config
+	j.lastStep, j.resumed = lastStep, -1
 	setup, err := NewSetup(c, r.Seed, baseDir, rewardDir)
 	if err != nil {
-		return fail(err)
+		return Failed, err
 	}
 	loop, err := rl.New(setup)
 	if err != nil {
-		return fail(err)
+		return Failed, err
 	}
-	j := &job{run: r, setup: setup, loop: loop, store: store, opts: opts, elapsed: rec.Elapsed}
-	if rec.LastStep >= 0 {
-		if err := j.resume(rec.LastStep); err != nil {
-			return fail(fmt.Errorf("resume: %w", err))
+	j.setup, j.loop = setup, loop
+	if lastStep >= 0 {
+		if err := j.resume(lastStep); err != nil {
+			return Failed, fmt.Errorf("resume: %w", err)
 		}
+		j.resumed = j.lastStep
 	}
-	opts.Progress.Start(r, c.Train.Steps, loop.StepNum())
-	if rec.LastStep < 0 {
+	j.opts.Progress.Start(r, c.Train.Steps, loop.StepNum())
+	// Steps in flight finish whatever ctx does.
+	steps := context.WithoutCancel(ctx)
+	if j.lastStep < 0 {
 		// Step 0 is the base policy, evaluated, so curves start where RL does.
 		if err := j.baseEvaluation(); err != nil {
-			return fail(err)
+			return Failed, err
 		}
 	}
 	for !loop.Done() {
 		if ctx.Err() != nil {
-			return stopped, nil
+			return Stopped, nil
 		}
-		if err := j.step(ctx); err != nil {
-			if ctx.Err() != nil {
-				return stopped, nil
-			}
-			return fail(err)
+		if err := j.step(steps); err != nil {
+			return Failed, err
 		}
 	}
-	if err := store.EndRun(r.ID, tracking.StatusFinished, ""); err != nil {
-		return finished, err
-	}
-	return finished, nil
+	return Finished, nil
 }
 
 // job is one run in progress.
 type job struct {
-	run     config.Run
+	cfg     config.Run
 	setup   rl.Setup
 	loop    *rl.Loop
 	store   *tracking.Store
 	opts    Options
 	elapsed time.Duration // cumulative wall time at the last committed step
+	// lastStep is the last committed step (−1: none); resumed the one the
+	// run resumed after (−1: it started afresh).
+	lastStep, resumed int
 }
 
 // resume continues a run whose last committed step is lastStep from its
@@ -279,7 +389,7 @@ type job struct {
 // policy's evaluation) has no checkpoint: the run then resumes from its
 // start.
 func (j *job) resume(lastStep int) error {
-	id := j.run.ID
+	id := j.cfg.ID
 	step, blobs, err := j.store.LatestCheckpoint(id)
 	if errors.Is(err, tracking.ErrNotFound) {
 		step, err = 0, nil
@@ -291,6 +401,7 @@ func (j *job) resume(lastStep int) error {
 		if err := j.store.RewindRun(id, step); err != nil {
 			return err
 		}
+		j.lastStep = step
 	}
 	var state []byte
 	for _, b := range blobs {
@@ -314,9 +425,9 @@ func (j *job) resume(lastStep int) error {
 
 // evaluate adds the held-out evaluation's metrics to m.
 func (j *job) evaluate(m map[string]float64) error {
-	c, s := j.run.Config, j.setup
+	c, s := j.cfg.Config, j.setup
 	start := time.Now()
-	ev, err := rl.Evaluate(s.Policy, s.Tokenizer, s.Task, c.Eval, c.Rollout.Sampling(), j.run.Seed)
+	ev, err := rl.Evaluate(s.Policy, s.Tokenizer, s.Task, c.Eval, c.Rollout.Sampling(), j.cfg.Seed)
 	if err != nil {
 		return err
 	}
@@ -334,14 +445,15 @@ func (j *job) baseEvaluation() error {
 	if err := j.evaluate(m); err != nil {
 		return err
 	}
-	if j.run.Config.Eval.EveryTokens > 0 {
+	if j.cfg.Config.Eval.EveryTokens > 0 {
 		m[tokensMarkMetric] = 0
 	}
 	j.elapsed += time.Since(start)
-	if err := j.store.CommitStep(j.run.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: j.elapsed}); err != nil {
+	if err := j.store.CommitStep(j.cfg.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: j.elapsed}); err != nil {
 		return err
 	}
-	j.opts.Progress.Step(j.run, 0, m)
+	j.lastStep = 0
+	j.opts.Progress.Step(j.cfg, 0, m)
 	return nil
 }
 
@@ -349,7 +461,7 @@ func (j *job) baseEvaluation() error {
 // at a token mark, at the end) and commits the step: metrics, every group,
 // and the run's state.
 func (j *job) step(ctx context.Context) error {
-	c, loop := j.run.Config, j.loop
+	c, loop := j.cfg.Config, j.loop
 	start := time.Now()
 	res, err := loop.Step(ctx)
 	if err != nil {
@@ -372,14 +484,15 @@ func (j *job) step(ctx context.Context) error {
 		groups[i] = *sg.Record(j.setup.Tokenizer)
 	}
 	j.elapsed += time.Since(start)
-	err = j.store.CommitStep(j.run.ID, tracking.StepRecord{
+	err = j.store.CommitStep(j.cfg.ID, tracking.StepRecord{
 		Step: res.Step, Tokens: loop.TokensCum(), Elapsed: j.elapsed, Metrics: res.Metrics,
 		Groups: groups, Checkpoint: []tracking.Blob{{Name: checkpointBlob, Data: state}},
 	})
 	if err != nil {
 		return err
 	}
-	j.opts.Progress.Step(j.run, res.Step, res.Metrics)
+	j.lastStep = res.Step
+	j.opts.Progress.Step(j.cfg, res.Step, res.Metrics)
 	return nil
 }
 
@@ -388,4 +501,4 @@ type nopProgress struct{}
 func (nopProgress) Prepare(string, int, int, float64)        {}
 func (nopProgress) Start(config.Run, int, int)               {}
 func (nopProgress) Step(config.Run, int, map[string]float64) {}
-func (nopProgress) Done(config.Run, error)                   {}
+func (nopProgress) Done(config.Run, Result)                  {}

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
 )
 
 // testConfig writes a random tiny checkpoint and a config of 2 variants ×
@@ -229,6 +232,11 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 
 	killed := filepath.Join(dir, "killed.db")
+	// What rollout ls shows: the killed run interrupted, never running;
+	// once a writer opened the store, stopped.
+	if ls := listRuns(t, killed); strings.Contains(ls, "running") || !strings.Contains(ls, "interrupted at step") {
+		t.Errorf("rollout ls after a kill shows:\n%s", ls)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		st, err := tracking.Open(killed, tracking.Options{KeepCheckpoints: 1})
@@ -241,13 +249,47 @@ func TestResumeAfterKill(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if ls := listRuns(t, killed); strings.Contains(ls, "running") || strings.Contains(ls, "interrupted") || !strings.Contains(ls, "stopped at step") {
+		t.Errorf("rollout ls after a writer opened the killed store shows:\n%s", ls)
+	}
 	sum := runInto(t, f, killed, 2)
 	if sum.Finished+sum.Skipped != 4 || sum.Skipped < 1 {
 		t.Fatalf("resume summary %+v", sum)
 	}
+	resumed := 0
+	for _, res := range sum.Runs {
+		if res.Resumed >= 0 {
+			resumed++
+			if res.Outcome != Finished || res.Resumed < 1 || res.Step != 6 {
+				t.Errorf("resumed run %s: %v after step %d, ended at step %d", res.Run.ID, res.Outcome, res.Resumed, res.Step)
+			}
+		}
+	}
+	if resumed != 1 {
+		t.Errorf("%d runs resumed, want the killed one: %+v", resumed, sum.Runs)
+	}
 	whole := filepath.Join(dir, "whole.db")
 	runInto(t, f, whole, 2)
 	sameSeries(t, "killed and resumed vs uninterrupted", series(t, killed), series(t, whole))
+}
+
+// listRuns is what rollout ls prints of the store at path.
+func listRuns(t *testing.T, path string) string {
+	t.Helper()
+	st, err := tracking.Open(path, tracking.Options{ReadOnly: true, NoSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ls bytes.Buffer
+	if err := report.WriteRuns(&ls, runs); err != nil {
+		t.Fatal(err)
+	}
+	return ls.String()
 }
 
 // Runs with a learned reward model in the mix train it once (then it is
@@ -320,11 +362,14 @@ seeds: [1, 2]
 // cancelAfter cancels a context after n committed steps.
 type cancelAfter struct {
 	nopProgress
+	mu     sync.Mutex
 	n      *int
 	cancel context.CancelFunc
 }
 
-func (c cancelAfter) Step(config.Run, int, map[string]float64) {
+func (c *cancelAfter) Step(config.Run, int, map[string]float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if *c.n--; *c.n == 0 {
 		c.cancel()
 	}
@@ -333,11 +378,11 @@ func (c cancelAfter) Step(config.Run, int, map[string]float64) {
 // Cancelling (Ctrl-C) stops the runs after the steps in flight commit;
 // running again resumes them and ends as an uninterrupted run does.
 func TestStopAndResume(t *testing.T) {
-	t.Run("steps", func(t *testing.T) { stopAndResume(t, testConfig(t, t.TempDir(), 4)) })
-	t.Run("tokens", func(t *testing.T) { stopAndResume(t, tokenConfig(t, t.TempDir(), 500, 250)) })
+	t.Run("steps", func(t *testing.T) { stopAndResume(t, testConfig(t, t.TempDir(), 4), 1) })
+	t.Run("tokens", func(t *testing.T) { stopAndResume(t, tokenConfig(t, t.TempDir(), 500, 250), 2) })
 }
 
-func stopAndResume(t *testing.T, f *config.File) {
+func stopAndResume(t *testing.T, f *config.File, workers int) {
 	dir := filepath.Dir(f.Path)
 	stopped := filepath.Join(dir, "stopped.db")
 	st, err := tracking.Open(stopped, tracking.Options{KeepCheckpoints: 1, NoSync: true})
@@ -346,13 +391,41 @@ func stopAndResume(t *testing.T, f *config.File) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 3
-	sum, err := Run(ctx, f, st, Options{Workers: 1, CacheDir: t.TempDir(), Progress: cancelAfter{n: &n, cancel: cancel}})
-	st.Close()
-	if err != nil || sum.Stopped < 1 || sum.Finished != 0 {
+	sum, err := Run(ctx, f, st, Options{Workers: workers, CacheDir: t.TempDir(), Progress: &cancelAfter{n: &n, cancel: cancel}})
+	if err != nil || sum.Stopped+sum.NotStarted != 4 || sum.Stopped < 1 || sum.Finished != 0 || len(sum.Runs) != 4 {
 		t.Fatalf("cancelled run: %+v, %v", sum, err)
 	}
-	if s := runInto(t, f, stopped, 2); s.Finished != 4 {
-		t.Fatalf("resumed: %+v", s)
+	// Each run begun is recorded as stopped at the step it reached; the
+	// others are left alone.
+	began := 0
+	for _, res := range sum.Runs {
+		rec, err := st.Run(res.Run.ID)
+		switch res.Outcome {
+		case Stopped:
+			began++
+			if err != nil || rec.Status != tracking.StatusStopped || rec.LastStep != res.Step || res.Step < 0 || res.Resumed != -1 {
+				t.Errorf("run %s stopped at step %d: the store has it %s at step %d (%v)", res.Run.ID, res.Step, rec.Status, rec.LastStep, err)
+			}
+		case NotStarted:
+			if !errors.Is(err, tracking.ErrNotFound) {
+				t.Errorf("run %s was not started, yet the store has it %s (%v)", res.Run.ID, rec.Status, err)
+			}
+		default:
+			t.Errorf("run %s: %v after a cancel", res.Run.ID, res.Outcome)
+		}
+	}
+	st.Close()
+	if began < 1 || began > workers {
+		t.Errorf("%d runs began with %d workers", began, workers)
+	}
+	resumed := runInto(t, f, stopped, 2)
+	if resumed.Finished != 4 {
+		t.Fatalf("resumed: %+v", resumed)
+	}
+	for i, res := range resumed.Runs {
+		if prev := sum.Runs[i]; prev.Outcome == Stopped && res.Resumed != prev.Step {
+			t.Errorf("run %s stopped at step %d, resumed after step %d", res.Run.ID, prev.Step, res.Resumed)
+		}
 	}
 	whole := filepath.Join(dir, "whole.db")
 	runInto(t, f, whole, 2)

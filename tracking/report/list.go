@@ -14,8 +14,8 @@ import (
 )
 
 // WriteRuns prints runs as a terminal table (what `rollout ls` shows): id
-// (first 12 characters), experiment, variant, seed, status, progress,
-// sampled tokens, wall time and start.
+// (first 12 characters), experiment, variant, seed, status (see
+// StatusText), progress, sampled tokens, wall time and start.
 func WriteRuns(w io.Writer, runs []tracking.Run) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
@@ -28,7 +28,7 @@ func WriteRuns(w io.Writer, runs []tracking.Run) error {
 		if len(id) > 12 {
 			id = id[:12]
 		}
-		status := string(r.Status)
+		status := StatusText(r)
 		if r.Resumes > 0 {
 			status += fmt.Sprintf(" (resumed %d×)", r.Resumes)
 		}
@@ -43,12 +43,32 @@ func WriteRuns(w io.Writer, runs []tracking.Run) error {
 	return nil
 }
 
-// progress is "done/total" steps, or the count done when the total is unknown.
-func progress(r tracking.Run) string {
-	if r.TotalSteps > 0 {
-		return fmt.Sprintf("%d/%d", r.LastStep+1, r.TotalSteps)
+// StatusText is a run's status as rollout ls and show print it: running,
+// finished, failed, or stopped or interrupted with the last step committed
+// ("stopped at step 3"; "stopped before step 0" when none is).
+func StatusText(r tracking.Run) string {
+	switch r.Status {
+	case tracking.StatusStopped, tracking.StatusInterrupted:
+		if r.LastStep < 0 {
+			return string(r.Status) + " before step 0"
+		}
+		return fmt.Sprintf("%s at step %d", r.Status, r.LastStep)
 	}
-	return strconv.Itoa(r.LastStep + 1)
+	return string(r.Status)
+}
+
+// progress is the last committed step of the total, "k/total" (step 0
+// is the base policy's evaluation: a finished run reaches total), or "k"
+// when the total is unknown; "–" before step 0 commits.
+func progress(r tracking.Run) string {
+	last := "–"
+	if r.LastStep >= 0 {
+		last = strconv.Itoa(r.LastStep)
+	}
+	if r.TotalSteps > 0 {
+		return fmt.Sprintf("%s/%d", last, r.TotalSteps)
+	}
+	return last
 }
 
 // WriteRunDetail prints one run (what `rollout show RUN` shows): its
@@ -60,7 +80,7 @@ func WriteRunDetail(w io.Writer, r tracking.Run, last *tracking.StepMetrics) err
 		end = r.End.Local().Format(time.DateTime)
 	}
 	_, err := fmt.Fprintf(w, "run        %s\nexperiment %s\nvariant    %s\nseed       %d\nstatus     %s%s\nsteps      %s\ntokens     %d\ntime       %s\nhost       %s\nversion    %s\nstart      %s\nend        %s\n",
-		r.ID, r.Experiment, r.Variant, r.Seed, r.Status, errorSuffix(r.Error), progress(r), r.Tokens,
+		r.ID, r.Experiment, r.Variant, r.Seed, StatusText(r), errorSuffix(r.Error), progress(r), r.Tokens,
 		r.Elapsed.Round(time.Millisecond), r.Host, r.Version, r.Start.Local().Format(time.DateTime), end)
 	if err != nil {
 		return fmt.Errorf("showing run %s: %w", r.ID, err)

@@ -34,3 +34,49 @@ func TestWriteRunsAndDetail(t *testing.T) {
 		}
 	}
 }
+
+// ls and show say where a stopped or interrupted run stopped.
+func TestStatusText(t *testing.T) {
+	for _, tc := range []struct {
+		status tracking.RunStatus
+		last   int
+		want   string
+	}{
+		{tracking.StatusRunning, 3, "running"},
+		{tracking.StatusFinished, 3, "finished"},
+		{tracking.StatusFailed, 3, "failed"},
+		{tracking.StatusStopped, 3, "stopped at step 3"},
+		{tracking.StatusStopped, -1, "stopped before step 0"},
+		{tracking.StatusInterrupted, 0, "interrupted at step 0"},
+	} {
+		r := tracking.Run{ID: "r", Status: tc.status, LastStep: tc.last, Resumes: 2}
+		if got := StatusText(r); got != tc.want {
+			t.Errorf("%s at %d: %q, want %q", tc.status, tc.last, got, tc.want)
+		}
+		var ls, show bytes.Buffer
+		WriteRuns(&ls, []tracking.Run{r})
+		WriteRunDetail(&show, r, nil)
+		if !strings.Contains(ls.String(), tc.want+" (resumed 2×)") || !strings.Contains(show.String(), "status     "+tc.want+"\n") {
+			t.Errorf("%s at %d: ls\n%s\nshow\n%s", tc.status, tc.last, ls.String(), show.String())
+		}
+	}
+}
+
+// The steps column is the last committed step of the planned steps (step
+// 0 is the base policy's evaluation).
+func TestProgressColumn(t *testing.T) {
+	for _, tc := range []struct {
+		last, total int
+		want        string
+	}{
+		{-1, 6, "–/6"},
+		{0, 6, "0/6"},
+		{6, 6, "6/6"},
+		{4, 0, "4"},
+		{-1, 0, "–"},
+	} {
+		if got := progress(tracking.Run{LastStep: tc.last, TotalSteps: tc.total}); got != tc.want {
+			t.Errorf("step %d of %d: %q, want %q", tc.last, tc.total, got, tc.want)
+		}
+	}
+}

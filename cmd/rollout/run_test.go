@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/runner"
+)
+
+// Each run's line says how it ended in this command.
+func TestResultText(t *testing.T) {
+	for _, tc := range []struct {
+		res  runner.Result
+		want string
+	}{
+		{runner.Result{Outcome: runner.Finished, Step: 8, Resumed: -1}, "finished"},
+		{runner.Result{Outcome: runner.Finished, Step: 8, Resumed: 3}, "finished, resumed from step 3"},
+		{runner.Result{Outcome: runner.Stopped, Step: 2, Resumed: -1}, "stopped at step 2"},
+		{runner.Result{Outcome: runner.Stopped, Step: 5, Resumed: 3}, "stopped at step 5, resumed from step 3"},
+		{runner.Result{Outcome: runner.Failed, Step: 1, Resumed: -1, Err: errors.New("nan loss")}, "failed at step 1: nan loss"},
+		{runner.Result{Outcome: runner.Failed, Step: -1, Resumed: -1, Err: errors.New("no checkpoint")}, "failed before step 0: no checkpoint"},
+		{runner.Result{Outcome: runner.Skipped, Step: 8, Resumed: -1}, "already done"},
+		{runner.Result{Outcome: runner.NotStarted, Step: -1, Resumed: -1}, "not started"},
+	} {
+		if got := resultText(tc.res); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.res, got, tc.want)
+		}
+	}
+}
+
+// The rerun hint repeats the command line, flags as given, quoted for a
+// shell.
+func TestRerunCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"c.yaml"}, "rollout run c.yaml"},
+		{[]string{"c.yaml", "--store", "s.db", "--workers", "2", "--shard", "1/3"}, "rollout run c.yaml --store s.db --workers 2 --shard 1/3"},
+		{[]string{"my dir/c.yaml", "--set", "train.lr=1e-3", "--set", "variants=[{name: b}]", "--cache", "it's"},
+			`rollout run 'my dir/c.yaml' --set train.lr=1e-3 --set 'variants=[{name: b}]' --cache 'it'\''s'`},
+	} {
+		root := newRootCmd()
+		cmd := newRunCmd()
+		root.AddCommand(cmd)
+		if err := cmd.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		a := runArgs{config: cmd.Flags().Arg(0)}
+		a.sets, _ = cmd.Flags().GetStringArray("set")
+		a.store, _ = cmd.Flags().GetString("store")
+		a.cache, _ = cmd.Flags().GetString("cache")
+		a.shard, _ = cmd.Flags().GetString("shard")
+		a.workers, _ = cmd.Flags().GetInt("workers")
+		if got := rerunCommand(cmd, a); got != tc.want {
+			t.Errorf("%q:\n got %s\nwant %s", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestShardSize(t *testing.T) {
+	for _, tc := range []struct{ n, i, count, want int }{
+		{4, 0, 1, 4}, {5, 0, 2, 3}, {5, 1, 2, 2}, {2, 2, 3, 0}, {0, 0, 1, 0},
+	} {
+		if got := shardSize(tc.n, runner.Shard{Index: tc.i, Count: tc.count}); got != tc.want {
+			t.Errorf("%d runs, shard %d/%d: %d, want %d", tc.n, tc.i, tc.count, got, tc.want)
+		}
+	}
+}
+
+// Piped, the run view prints each line once: a finished run's bar ends at
+// its last step (not again when it is done), a stopped run's says where it
+// stopped instead of jumping to 100%.
+func TestRunViewPlain(t *testing.T) {
+	var buf bytes.Buffer
+	v := newRunView(newProgress(&buf), 2)
+	a := config.Run{ID: "a", Variant: "flat", Seed: 1}
+	b := config.Run{ID: "b", Variant: "tree", Seed: 1}
+	a.Config.Train.Steps, b.Config.Train.Steps = 2, 4
+	v.Start(a, 2, 0)
+	v.Start(b, 4, 0)
+	for step := range 3 {
+		v.Step(a, step, map[string]float64{"reward/mean": 0.5})
+	}
+	v.Step(b, 0, nil)
+	v.Step(b, 1, nil) // within 5 s of its last line: not printed
+	v.Done(a, runner.Result{Run: a, Outcome: runner.Finished, Step: 2, Resumed: -1})
+	v.Done(b, runner.Result{Run: b, Outcome: runner.Stopped, Step: 1, Resumed: -1})
+	v.finish()
+	got := buf.String()
+	want := `flat seed 1: 0/2 (0%) eta ?
+tree seed 1: 0/4 (0%) eta ?
+flat seed 1: 2/2 (100%) eta 0s reward 0.500
+runs: 1/2 (50%) eta 0s
+tree seed 1: stopped at step 1
+runs: 1 of 2 runs done 1 stopped
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if seen[line] {
+			t.Errorf("line %q twice", line)
+		}
+		seen[line] = true
+	}
+}
