@@ -125,7 +125,9 @@ func ntI8AVX512(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, s
 // in L1 over a row panel of a that stays in L2; ragged rows and columns are
 // covered by tiles shifted back over already computed outputs, or with
 // duplicated operand rows, and masked stores, so every output goes through
-// the same code. A single row uses 1×16 tiles.
+// the same code. A single row uses 1×16 tiles. It is one function of ~100
+// lines on purpose: the blocking loops and the ragged-edge cases are one
+// schedule, and each output's bits depend on all of it.
 func ntDriveAVX512(c []float32, ldc int, a []float32, lda int, m, n, k int, acc bool, b ntB) {
 	// Bounds: the kernels read rows [0,m) of a and write [0,m)×[0,n) of c;
 	// the caller checked b.
