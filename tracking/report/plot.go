@@ -4,14 +4,19 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report/stats"
@@ -46,16 +51,26 @@ type PlotOptions struct {
 	// Points is the number of grid points a tokens or time axis is sampled
 	// at (seeds are interpolated onto a shared grid); 0 means 200.
 	Points int
-	// Title defaults to "EXPERIMENT: METRIC".
+	// Title defaults to "EXPERIMENT: METRIC"; a caption line under it
+	// always says "mean ± 95% CI over n = k seeds".
 	Title string
-	// Width and Height of the image; 0 means 16 cm × 10 cm.
+	// Width and Height of the image; 0 means 16 cm × 10 cm. PNG images are
+	// rendered at DPI dots per inch (0 means 300, fit for print).
 	Width, Height vg.Length
+	DPI           int
+	// Range, when not nil, gives the metric's possible range (e.g. [0, 1]
+	// for an accuracy): bands are clipped to it. The caller names metrics;
+	// this package does not.
+	Range func(metric string) (lo, hi float64, ok bool)
 }
 
 // Curve is one variant's line: the mean over seeds at each x, with the
 // 95% t-interval (Lo = Hi = Mean where fewer than two seeds cover x).
 type Curve struct {
-	Variant      string
+	Variant string
+	// Index is the variant's place in the experiment's variant order: its
+	// colour and marker, whatever subset of variants is drawn.
+	Index        int
 	X            []float64
 	Mean, Lo, Hi []float64
 	N            []int
@@ -115,7 +130,11 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 			return nil, err
 		}
 		if len(series) > 0 {
-			curves = append(curves, curve(v.Name, series, opts))
+			c := curve(v.Name, series, opts)
+			if c.Index = slices.Index(exp.Variants, v.Name); c.Index < 0 {
+				c.Index = len(exp.Variants) + len(curves)
+			}
+			curves = append(curves, c)
 		}
 	}
 	if len(curves) == 0 {
@@ -265,8 +284,13 @@ func sampleAt(xs, ys []float64, x float64, exact bool) (float64, bool) {
 }
 
 // Plot draws one line per variant (mean over seeds) with a shaded 95%
-// band, and a marker at each point of curves drawn at their marks.
-func Plot(src Source, experiment string, opts PlotOptions) (*plot.Plot, error) {
+// band (clipped to opts.Range), a marker at each point of curves drawn at
+// their evaluation marks, a colour and marker fixed per variant, integer
+// ticks on the step axis and axis labels with units. Its legend comes
+// apart, to be drawn beside the data (SavePlot puts it below the plot), so
+// that it never covers a curve.
+func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
+	legend := plot.NewLegend()
 	curves, err := Curves(src, experiment, opts)
 	if err != nil {
 		return nil, err
@@ -276,20 +300,29 @@ func Plot(src Source, experiment string, opts PlotOptions) (*plot.Plot, error) {
 	if p.Title.Text == "" {
 		p.Title.Text = experiment + ": " + opts.Metric
 	}
+	p.Title.Text += "\n" + caption(curves)
 	switch opts.X {
 	case XTokens:
-		p.X.Label.Text = "sampled tokens (cumulative; markers: evaluation marks)"
+		p.X.Label.Text = "sampled tokens (cumulative)"
 	case XTime:
 		p.X.Label.Text = "wall time (s)"
 	default:
-		p.X.Label.Text = "step"
+		p.X.Label.Text = "step (optimizer updates)"
+		p.X.Tick.Marker = integerTicks{}
 	}
 	p.Y.Label.Text = opts.Metric
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
-	for i, c := range curves {
-		col := plotutil.Color(i)
+	lo, hi, clip := math.Inf(-1), math.Inf(1), false
+	if opts.Range != nil {
+		lo, hi, clip = opts.Range(opts.Metric)
+	}
+	for _, c := range curves {
+		col := plotutil.Color(c.Index)
+		if clip {
+			for j := range c.Lo {
+				c.Lo[j], c.Hi[j] = math.Max(c.Lo[j], lo), math.Min(c.Hi[j], hi)
+			}
+		}
 		if band := bandPolygon(c); band != nil {
 			r, g, b, _ := col.RGBA()
 			band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
@@ -308,7 +341,7 @@ func Plot(src Source, experiment string, opts PlotOptions) (*plot.Plot, error) {
 		line.Width = vg.Points(1.5)
 		p.Add(line)
 		if !c.Marks {
-			p.Legend.Add(c.Variant, line)
+			legend.Add(c.Variant, line)
 			continue
 		}
 		marks, err := plotter.NewScatter(pts)
@@ -316,12 +349,56 @@ func Plot(src Source, experiment string, opts PlotOptions) (*plot.Plot, error) {
 			return nil, fmt.Errorf("plot %s: %w", c.Variant, err)
 		}
 		marks.GlyphStyle.Color = col
-		marks.GlyphStyle.Shape = plotutil.Shape(i)
+		marks.GlyphStyle.Shape = plotutil.Shape(c.Index)
 		marks.GlyphStyle.Radius = vg.Points(2.5)
 		p.Add(marks)
-		p.Legend.Add(c.Variant, line, marks)
+		legend.Add(c.Variant+" (markers: evaluation marks)", line, marks)
 	}
-	return p, nil
+	if clip {
+		p.Y.Min, p.Y.Max = math.Max(p.Y.Min, lo), math.Min(p.Y.Max, hi)
+	}
+	return &Figure{Plot: p, Legend: legend, Entries: len(curves)}, nil
+}
+
+// Figure is a plot and its legend, drawn apart.
+type Figure struct {
+	Plot   *plot.Plot
+	Legend plot.Legend
+	// Entries is the number of legend entries (one per variant).
+	Entries int
+}
+
+// caption says what the lines and bands are and over how many seeds.
+func caption(curves []Curve) string {
+	lo, hi := math.MaxInt, 0
+	for _, c := range curves {
+		for _, n := range c.N {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+	}
+	seeds := fmt.Sprintf("n = %d seeds", hi)
+	if lo != hi {
+		seeds = fmt.Sprintf("n = %d–%d seeds", lo, hi)
+	}
+	return "mean ± 95% CI (t-interval) over " + seeds
+}
+
+// integerTicks are the default ticks with the fractional ones dropped: the
+// step axis counts whole updates.
+type integerTicks struct{}
+
+// Ticks returns gonum's default ticks at whole numbers only.
+func (integerTicks) Ticks(min, max float64) []plot.Tick {
+	var out []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value == math.Trunc(t.Value) {
+			if t.Label != "" {
+				t.Label = strconv.FormatFloat(t.Value, 'f', 0, 64)
+			}
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // bandPolygon is the region between Lo and Hi, nil when there is none.
@@ -354,10 +431,11 @@ func SavePlot(src Source, experiment, path string, opts PlotOptions) error {
 	if ext != ".png" && ext != ".svg" {
 		return fmt.Errorf("plot %s: extension %q: want .png or .svg", path, ext)
 	}
-	p, err := Plot(src, experiment, opts)
+	fig, err := Plot(src, experiment, opts)
 	if err != nil {
 		return err
 	}
+	p, legend := fig.Plot, fig.Legend
 	w, h := opts.Width, opts.Height
 	if w <= 0 {
 		w = 16 * vg.Centimeter
@@ -365,7 +443,33 @@ func SavePlot(src Source, experiment, path string, opts PlotOptions) error {
 	if h <= 0 {
 		h = 10 * vg.Centimeter
 	}
-	if err := p.Save(w, h, path); err != nil {
+	dpi := opts.DPI
+	if dpi <= 0 {
+		dpi = 300
+	}
+	var canvas vg.CanvasWriterTo
+	if ext == ".svg" {
+		canvas = vgsvg.New(w, h)
+	} else {
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
+	}
+	dc := draw.New(canvas)
+	// The legend below the data, one entry a row, so it never covers it.
+	rows := vg.Length(fig.Entries)
+	legendH := rows*legend.TextStyle.Height("Xg") + (rows+1)*vg.Points(2)
+	legend.Top, legend.Left = true, true
+	legend.XOffs = vg.Points(8)
+	p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
+	legend.Draw(draw.Crop(dc, 0, 0, 0, -(h - legendH)))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if _, err := canvas.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
