@@ -231,7 +231,7 @@ at 300 dpi, by default.`,
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
 			return withStore(cmd, store, func(st *tracking.Store) error {
-				opts := report.PlotOptions{Metric: metric, X: xa, Variants: variants, Range: unitRange,
+				opts := report.PlotOptions{Metric: metric, X: xa, Variants: variants, Range: unitRange, MarkMetric: reportOptions().MarkMetric,
 					Width: vg.Length(width) * vg.Centimeter, Height: vg.Length(height) * vg.Centimeter, DPI: dpi}
 				if err := report.SavePlot(st, args[0], out, opts); err != nil {
 					return usageError{err}

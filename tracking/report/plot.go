@@ -58,6 +58,11 @@ type PlotOptions struct {
 	// rendered at DPI dots per inch (0 means 300, fit for print).
 	Width, Height vg.Length
 	DPI           int
+	// MarkMetric, when set, is the metric an evaluation at a token mark
+	// records the mark in (Options.MarkMetric): on the tokens axis such a
+	// row is drawn at its mark, so runs that reached a mark a few tokens
+	// short of it share the point.
+	MarkMetric string
 	// Range, when not nil, gives the metric's possible range (e.g. [0, 1]
 	// for an accuracy): bands are clipped to it. The caller names metrics;
 	// this package does not.
@@ -147,14 +152,25 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 // that did not record it.
 func readXY(src Source, runs []tracking.Run, opts PlotOptions) ([]xySeries, error) {
 	var out []xySeries
+	names := []string{opts.Metric}
+	useMarks := opts.X == XTokens && opts.MarkMetric != ""
+	if useMarks {
+		names = append(names, opts.MarkMetric)
+	}
 	for _, r := range runs {
-		ss, err := src.MetricSeries(r.ID, []string{opts.Metric})
+		ss, err := src.MetricSeries(r.ID, names)
 		if err != nil {
 			return nil, fmt.Errorf("plot: %w", err)
 		}
 		ser := &ss[0]
 		if ser.Len() == 0 {
 			continue
+		}
+		marks := map[int]float64{}
+		if useMarks {
+			for i, st := range ss[1].Steps {
+				marks[st] = ss[1].Values[i]
+			}
 		}
 		p := xySeries{x: make([]float64, ser.Len()), y: ser.Values}
 		for i := range p.x {
@@ -163,6 +179,9 @@ func readXY(src Source, runs []tracking.Run, opts PlotOptions) ([]xySeries, erro
 				p.x[i] = float64(ser.Steps[i])
 			case XTokens:
 				p.x[i] = float64(ser.Tokens[i])
+				if m, ok := marks[ser.Steps[i]]; ok {
+					p.x[i] = m
+				}
 			case XTime:
 				p.x[i] = ser.Elapsed[i].Seconds()
 			}
@@ -304,6 +323,7 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 	switch opts.X {
 	case XTokens:
 		p.X.Label.Text = "sampled tokens (cumulative)"
+		p.X.Tick.Marker = thousandsTicks{}
 	case XTime:
 		p.X.Label.Text = "wall time (s)"
 	default:
@@ -381,6 +401,28 @@ func caption(curves []Curve) string {
 		seeds = fmt.Sprintf("n = %d–%d seeds", lo, hi)
 	}
 	return "mean ± 95% CI (t-interval) over " + seeds
+}
+
+// thousandsTicks are the default ticks labelled 10k, 1.5M, …
+type thousandsTicks struct{}
+
+// Ticks returns gonum's default ticks with short labels.
+func (thousandsTicks) Ticks(min, max float64) []plot.Tick {
+	ts := (plot.DefaultTicks{}).Ticks(min, max)
+	for i, t := range ts {
+		if t.Label == "" {
+			continue
+		}
+		switch v := t.Value; {
+		case math.Abs(v) >= 1e6:
+			ts[i].Label = strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+		case math.Abs(v) >= 1e3:
+			ts[i].Label = strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+		default:
+			ts[i].Label = strconv.FormatFloat(v, 'g', 4, 64)
+		}
+	}
+	return ts
 }
 
 // integerTicks are the default ticks with the fractional ones dropped: the

@@ -132,3 +132,44 @@ func TestSavePlot(t *testing.T) {
 		t.Errorf("gif: %v", err)
 	}
 }
+
+// A figure fit for a paper: each variant keeps its colour (its index in the
+// experiment) whatever subset is drawn; bands are clipped to the metric's
+// range; steps tick at whole numbers; tokens tick as 10k, 1.5M.
+func TestPlotLooks(t *testing.T) {
+	s := reportStore(t)
+	all, err := Curves(s, "cmp", PlotOptions{Metric: "reward/mean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := all[len(all)-1]
+	some, err := Curves(s, "cmp", PlotOptions{Metric: "reward/mean", Variants: []string{last.Variant}})
+	if err != nil || len(some) != 1 || some[0].Index != last.Index || last.Index == 0 {
+		t.Errorf("variant %s: index %d alone, %d among all (%v)", last.Variant, some[0].Index, last.Index, err)
+	}
+	unit := func(string) (float64, float64, bool) { return -1, 1, true }
+	fig, err := Plot(s, "cmp", PlotOptions{Metric: "reward/mean", Range: unit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.Plot.Y.Min < -1 || fig.Plot.Y.Max > 1 || fig.Entries != len(all) {
+		t.Errorf("y range [%v, %v] with the metric in [-1, 1]; %d legend entries for %d variants", fig.Plot.Y.Min, fig.Plot.Y.Max, fig.Entries, len(all))
+	}
+	if !strings.Contains(fig.Plot.Title.Text, "mean ± 95% CI (t-interval) over n = ") || !strings.HasSuffix(fig.Plot.Title.Text, "10 seeds") {
+		t.Errorf("title %q lacks the caption", fig.Plot.Title.Text)
+	}
+	for _, tk := range (integerTicks{}).Ticks(0, 3) {
+		if tk.Value != float64(int(tk.Value)) {
+			t.Errorf("step tick at %v", tk.Value)
+		}
+	}
+	var labels []string
+	for _, tk := range (thousandsTicks{}).Ticks(0, 30000) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if !slices.Contains(labels, "10k") || !slices.Contains(labels, "30k") {
+		t.Errorf("token tick labels %v, want 10k … 30k", labels)
+	}
+}
