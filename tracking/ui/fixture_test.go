@@ -166,3 +166,16 @@ func get(t testing.TB, h http.Handler, method, path string) (int, []byte) {
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
 	return rec.Code, rec.Body.Bytes()
 }
+
+// resumeRun reopens a run in a new writer (a writer's open marks the runs a
+// dead writer left running as stopped; steps go on after BeginRun).
+func resumeRun(t testing.TB, st *tracking.Store, id string) {
+	t.Helper()
+	r, err := st.Run(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.BeginRun(r); err != nil {
+		t.Fatalf("resume %s: %v", id, err)
+	}
+}

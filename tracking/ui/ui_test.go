@@ -266,6 +266,7 @@ func TestWriterNotBlocked(t *testing.T) {
 	if waited := time.Since(start); waited > DefaultTTL+time.Second {
 		t.Fatalf("the writer waited %s for the store", waited)
 	}
+	resumeRun(t, w, "tree-2")
 	commitStep(t, w, "tree", 2, 2)
 	time.Sleep(DefaultTTL + 50*time.Millisecond)
 	status, body := get(t, h, "GET", "/api/runs/tree-2")
