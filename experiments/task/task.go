@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Three tasks are bundled, each built from its own parameters:
+// Five tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -11,7 +11,12 @@
 //     expression over given numbers, each used at most once;
 //   - "path" (PathParams): a route from a start to a goal node in a small
 //     graph written in the prompt, where a wrong first move leads into a
-//     dead end.
+//     dead end;
+//   - "long_add" (LongAddParams): addition of many-digit numbers written
+//     out column by column (60 to 200 characters and more), a long
+//     reasoning chain with a few decisive characters;
+//   - "route" (RouteParams): a route through a larger graph written hop by
+//     hop with each node's neighbours, a decisive choice at each fork.
 //
 // Prompts and responses use only the characters of Alphabet, the policy's
 // character vocabulary. A task is immutable once built and safe for
@@ -162,11 +167,11 @@ func SplitOf(text string) Split {
 }
 
 // Names lists the bundled tasks.
-func Names() []string { return []string{"add", "countdown", "path"} }
+func Names() []string { return []string{"add", "countdown", "path", "long_add", "route"} }
 
 // DefaultParams returns the default parameters of the named task, as a
-// pointer to the task's Params struct (*AddParams, *CountdownParams or
-// *PathParams), for a config loader to decode into (keys left out keep
+// pointer to the task's Params struct (*AddParams, *CountdownParams,
+// *PathParams, *LongAddParams or *RouteParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -179,13 +184,19 @@ func DefaultParams(name string) (any, error) {
 	case "path":
 		p := DefaultPathParams()
 		return &p, nil
+	case "long_add":
+		p := DefaultLongAddParams()
+		return &p, nil
+	case "route":
+		p := DefaultRouteParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
-// Params struct (AddParams, CountdownParams or PathParams), by value or by
-// pointer; invalid parameters are an error naming the field.
+// Params struct (AddParams, CountdownParams, PathParams, LongAddParams or
+// RouteParams), by value or by pointer; invalid parameters are an error naming the field.
 func New(name string, params any) (Task, error) {
 	switch name {
 	case "add":
@@ -206,6 +217,18 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewPath(p)
+	case "long_add":
+		p := DefaultLongAddParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewLongAdd(p)
+	case "route":
+		p := DefaultRouteParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewRoute(p)
 	}
 	return nil, unknownTask(name)
 }

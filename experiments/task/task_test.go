@@ -38,15 +38,21 @@ func allTasks(t testing.TB) []Task {
 	return out
 }
 
-func TestDefaultsFitTinyModel(t *testing.T) {
-	for _, name := range Names() {
+// TestDefaultsFit checks the sequence length each task needs with its
+// defaults: the short tasks fit the tiny model's 64 positions, the long
+// ones the max_seq their example configs give.
+func TestDefaultsFit(t *testing.T) {
+	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 128, "route": 160} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckFits(tk, 64); err != nil {
+		if err := CheckFits(tk, maxSeq); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	if len(Names()) != 5 {
+		t.Errorf("Names() = %v: a task without a length check here", Names())
 	}
 	tk, err := New("add", AddParams{Digits: 12, Scratchpad: true})
 	if err != nil {
