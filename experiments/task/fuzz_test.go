@@ -89,6 +89,16 @@ func FuzzVerifyLongAdd(f *testing.F) {
 		}, nasty...))
 }
 
+func FuzzVerifyLongAddRewrite(f *testing.F) {
+	tk, _ := New("long_add", LongAddParams{MinDigits: 3, MaxDigits: 5, Rewrite: true})
+	fuzzVerify(f, tk,
+		[]string{"758+467", "99999+99999", "758+4670", "+", "1+1"},
+		append([]string{
+			"758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1225", "758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=",
+			"758+467:8+7+0>15 75+46:5+6+1>12 :7+4+1>12=1225", "+:8+7+0>15", ":", " : ",
+		}, nasty...))
+}
+
 func FuzzVerifyRoute(f *testing.F) {
 	tk, _ := New("route", RouteParams{Nodes: 8, RouteLen: 3, Forks: 1, ExtraEdges: 1})
 	fuzzVerify(f, tk,

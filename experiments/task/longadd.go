@@ -26,6 +26,13 @@ type LongAddParams struct {
 	MinDigits int `yaml:"min_digits" json:"min_digits"`
 	// MaxDigits of each operand, in MinDigits..30. Default 8.
 	MaxDigits int `yaml:"max_digits" json:"max_digits"`
+	// Rewrite begins each column's entry with the numbers still to add,
+	// "A+B:", the column's digits being their last ones:
+	// "758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1225". Responses are
+	// then d²+13·d+1 characters long for d digits (69 for 4, 115 for
+	// 6): copying the last line but one digit is easier to learn than
+	// finding a column's digits in the prompt. Default false.
+	Rewrite bool `yaml:"rewrite" json:"rewrite"`
 }
 
 // DefaultLongAddParams returns the defaults: operands of 6 to 8 digits.
@@ -78,8 +85,15 @@ func (t *LongAdd) Params() LongAddParams { return t.p }
 func (t *LongAdd) MaxPromptLen() int { return 2*t.p.MaxDigits + 1 }
 
 // MaxResponseLen is 10·MaxDigits+1: MaxDigits entries of 8 characters,
-// their separators, "=" and MaxDigits+1 answer digits.
-func (t *LongAdd) MaxResponseLen() int { return 10*t.p.MaxDigits + 1 }
+// their separators, "=" and MaxDigits+1 answer digits; with Rewrite,
+// MaxDigits²+3·MaxDigits more for the rewritten numbers.
+func (t *LongAdd) MaxResponseLen() int {
+	d := t.p.MaxDigits
+	if t.p.Rewrite {
+		return d*d + 13*d + 1
+	}
+	return 10*d + 1
+}
 
 // Prompt returns prompt i of a split.
 func (t *LongAdd) Prompt(split Split, seed uint64, i int) (Prompt, error) {
@@ -100,7 +114,7 @@ func (t *LongAdd) Prompt(split Split, seed uint64, i int) (Prompt, error) {
 
 // prompt builds the prompt of two digit slices (lowest digit first).
 func (t *LongAdd) prompt(a, b []byte) Prompt {
-	demo := longAddResponse(a, b, nil)
+	demo := t.response(a, b, nil)
 	_, ans, _ := strings.Cut(demo, "=")
 	q := &longAddProblem{a: a, b: b, sum: ans}
 	text := digitsText(a) + "+" + digitsText(b)
@@ -133,9 +147,9 @@ const (
 	slipSum                   // the column's sum off by ±1
 )
 
-// longAddResponse writes the scratchpad and the answer it leads to; slip,
-// if not nil, is a mistake made on the way (and carried through).
-func longAddResponse(a, b []byte, slip *longAddSlip) string {
+// response writes the scratchpad and the answer it leads to; slip, if not
+// nil, is a mistake made on the way (and carried through).
+func (t *LongAdd) response(a, b []byte, slip *longAddSlip) string {
 	var sb strings.Builder
 	carry := byte(0)
 	sum := make([]byte, len(a)+1) // digits of the answer, lowest first
@@ -163,6 +177,14 @@ func longAddResponse(a, b []byte, slip *longAddSlip) string {
 		}
 		if j > 0 {
 			sb.WriteByte(' ')
+		}
+		if t.p.Rewrite {
+			sb.WriteString(digitsText(a[j+1:]))
+			sb.WriteByte('0' + x)
+			sb.WriteByte('+')
+			sb.WriteString(digitsText(b[j+1:]))
+			sb.WriteByte('0' + y)
+			sb.WriteByte(':')
 		}
 		sb.Write([]byte{'0' + x, '+', '0' + y, '+', '0' + c, '>', '0' + s/10, '0' + s%10})
 		sum[j] = s % 10
@@ -251,7 +273,7 @@ func (t *LongAdd) Verify(p Prompt, response string) Verdict {
 		return v
 	}
 	pad, ans, ok := strings.Cut(response, "=")
-	if !ok || !scratchpadForm(pad, len(q.a)) || ans == "" || !allDigits(ans) {
+	if !ok || !t.scratchpadForm(pad, len(q.a)) || ans == "" || !allDigits(ans) {
 		return Verdict{Reason: ParseError}
 	}
 	ans = strings.TrimLeft(ans, "0")
@@ -265,14 +287,22 @@ func (t *LongAdd) Verify(p Prompt, response string) Verdict {
 }
 
 // scratchpadForm reports whether pad is cols entries "d+d+d>dd" separated
-// by single spaces.
-func scratchpadForm(pad string, cols int) bool {
-	if len(pad) != cols*(longAddEntry+1)-1 {
+// by single spaces, each, with Rewrite, after "A+B:" of cols-j digits
+// each in entry j.
+func (t *LongAdd) scratchpadForm(pad string, cols int) bool {
+	entries := strings.Split(pad, " ")
+	if len(entries) != cols {
 		return false
 	}
-	for j := range cols {
-		e := pad[j*(longAddEntry+1):]
-		if j > 0 && pad[j*(longAddEntry+1)-1] != ' ' {
+	for j, e := range entries {
+		if t.p.Rewrite {
+			w := cols - j
+			if len(e) != 2*w+2+longAddEntry || !allDigits(e[:w]) || e[w] != '+' || !allDigits(e[w+1:2*w+1]) || e[2*w+1] != ':' {
+				return false
+			}
+			e = e[2*w+2:]
+		}
+		if len(e) != longAddEntry {
 			return false
 		}
 		for k, want := range "d+d+d>dd" {
@@ -288,7 +318,8 @@ func scratchpadForm(pad string, cols int) bool {
 // FlawedDemo makes one slip in one column of the scratchpad, a column drawn
 // uniformly, and carries it through to a consistent but wrong answer: a
 // digit of the prompt miscopied by one, a forgotten carry, or a column sum
-// off by one. One flawed demo in ten has a right scratchpad and a slipped
+// off by one (with Rewrite, a miscopied digit shows in the rewritten
+// number too). One flawed demo in ten has a right scratchpad and a slipped
 // answer digit instead. Every slip but the last is made before the answer
 // starts.
 func (t *LongAdd) FlawedDemo(p Prompt, rng *rand.Rand) string {
@@ -301,13 +332,13 @@ func (t *LongAdd) FlawedDemo(p Prompt, rng *rand.Rand) string {
 		if slip.kind == slipCarry && !hasCarryInto(q.a, q.b, slip.col) {
 			slip.kind = slipSum // no carry to forget in that column
 		}
-		if r := longAddResponse(q.a, q.b, slip); t.Verify(p, r).Reward < 1 {
+		if r := t.response(q.a, q.b, slip); t.Verify(p, r).Reward < 1 {
 			return r
 		}
 	}
 	// A right scratchpad, then one answer digit slipped by one (never a
 	// leading zero).
-	demo := longAddResponse(q.a, q.b, nil)
+	demo := t.response(q.a, q.b, nil)
 	at := strings.IndexByte(demo, '=') + 1
 	d := []byte(demo[at:])
 	for k := rng.IntN(len(d)); ; k = (k + 1) % len(d) {

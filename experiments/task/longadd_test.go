@@ -57,6 +57,58 @@ func TestLongAddVerify(t *testing.T) {
 	}
 }
 
+func TestLongAddRewrite(t *testing.T) {
+	tk, err := NewLongAdd(LongAddParams{MinDigits: 3, MaxDigits: 4, Rewrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := tk.ParsePrompt("758+467")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const demo = "758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1225"
+	if p.Demo != demo {
+		t.Fatalf("demo %q, want %q", p.Demo, demo)
+	}
+	if n := tk.MaxResponseLen(); n != 69 {
+		t.Errorf("MaxResponseLen = %d, want 4²+13·4+1 = 69", n)
+	}
+	for _, c := range []struct {
+		response string
+		reason   Reason
+	}{
+		{demo, Correct},
+		{"111+111:8+7+0>15 11+11:5+6+1>12 1+1:7+4+1>12=1225", Correct}, // the digits are not graded
+		{"758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1224", WrongAnswer},
+		{"8+7+0>15 5+6+1>12 7+4+1>12=1225", ParseError},                     // the rewrite is required
+		{"758+467:8+7+0>15 758+467:5+6+1>12 7+4:7+4+1>12=1225", ParseError}, // not shortened
+		{"758+467:8+7+0>15 75+4:5+6+1>12 7+4:7+4+1>12=1225", ParseError},    // unequal widths
+		{"758+467:8+7+0>15 75+46;5+6+1>12 7+4:7+4+1>12=1225", ParseError},
+		{"758+467:8+7+0>15 75+46:5+6+1>12=1225", ParseError},
+	} {
+		if v := tk.Verify(p, c.response); v.Reason != c.reason {
+			t.Errorf("Verify(%q) = %+v, want %s", c.response, v, c.reason)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	slipsInRewrite := 0
+	for range 200 {
+		f := tk.FlawedDemo(p, rng)
+		if v := tk.Verify(p, f); v.Reason != WrongAnswer {
+			t.Fatalf("flawed demo %q graded %+v", f, v)
+		}
+		for j, e := range strings.Split(f[:strings.IndexByte(f, '=')], " ") {
+			if want := strings.Split(demo, " ")[j]; e != want && e[:strings.IndexByte(e, ':')] != want[:strings.IndexByte(want, ':')] {
+				slipsInRewrite++
+				break
+			}
+		}
+	}
+	if slipsInRewrite < 20 {
+		t.Errorf("%d of 200 flawed demos miscopy a rewritten number, want ≥ 20", slipsInRewrite)
+	}
+}
+
 func TestLongAddDemo(t *testing.T) {
 	tk, _ := NewLongAdd(LongAddParams{MinDigits: 3, MaxDigits: 8})
 	for _, c := range []struct{ prompt, demo string }{
@@ -131,8 +183,12 @@ func TestLongAddLengths(t *testing.T) {
 // in most of them, spread over the reasoning rather than bunched at its
 // start.
 func TestFlawedBeforeAnswer(t *testing.T) {
-	for _, name := range []string{"long_add", "route"} {
-		tk, err := New(name, nil)
+	for _, c := range []struct {
+		name   string
+		params any
+	}{{"long_add", nil}, {"long_add", LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true}}, {"route", nil}} {
+		name := c.name
+		tk, err := New(name, c.params)
 		if err != nil {
 			t.Fatal(err)
 		}

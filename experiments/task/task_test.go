@@ -27,6 +27,10 @@ func allTasks(t testing.TB) []Task {
 		{"countdown", CountdownParams{Numbers: 3, MinNumber: 1, MaxNumber: 20, MinTarget: 1, MaxTarget: 200}},
 		{"path", &PathParams{Nodes: 12, RouteLen: 5, ExtraEdges: 3, AllowRevisit: true, LengthShaping: true}},
 		{"path", PathParams{Nodes: 4, RouteLen: 2, ExtraEdges: 0}},
+		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 30}},
+		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 5, Rewrite: true}},
+		{"route", RouteParams{Nodes: 26, RouteLen: 12, Forks: 5, ExtraEdges: 6}},
+		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
 	}
 	for _, e := range extra {
 		tk, err := New(e.name, e.params)
