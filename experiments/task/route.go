@@ -317,8 +317,9 @@ func (t *Route) Verify(p Prompt, response string) Verdict {
 // FlawedDemo makes one of the mistakes of the task, each before the goal
 // is reached: at a fork drawn among the route's forks, a move into the dead
 // end, followed down the branch and then either a stop where it ends, a
-// jump to the goal along an edge that does not exist, or a step back to
-// the fork (a revisit) and on along the route; or a hop that skips a route
+// jump to the goal along an edge that does not exist, or a back-up to the
+// fork (a revisit) and on along the route (a single step back when that
+// is too long); or a hop that skips a route
 // node; or a neighbour list that names a node that is not a neighbour, and
 // a move to it.
 func (t *Route) FlawedDemo(p Prompt, rng *rand.Rand) string {
@@ -373,12 +374,16 @@ func (t *Route) wrongTurn(q *pathProblem, route []int, rng *rand.Rand) string {
 	case 0: // stop where the branch ends: not at the goal
 	case 1: // jump to the goal along an edge that does not exist
 		walk = append(walk, q.goal)
-	default: // step back (a revisit) and go on along the route
-		if q.adj[u]&(1<<route[f]) != 0 {
-			walk = append(walk, route[f:]...)
-		} else {
-			walk = append(walk, q.goal)
+	default:
+		// Back up (a revisit) to the fork and go on along the route, or,
+		// when that is too long, stop one step back.
+		back := slices.Clone(walk[f : len(walk)-1])
+		slices.Reverse(back)
+		full := append(append(slices.Clone(walk), back...), route[f+1:]...)
+		if r := routeTrace(q, full); len(r) <= t.MaxResponseLen() {
+			return r
 		}
+		walk = append(walk, back[0])
 	}
 	return routeTrace(q, walk)
 }
