@@ -94,12 +94,12 @@ func TestModelErrors(t *testing.T) {
 		{"unknown key", "task: {name: add}\nmodel:\n  size: tiny\n  width: 3\n", nil, "c.yaml:4: model.width: unknown key (known here: dim, heads, hidden, layers, max_seq, size)", ""},
 		{"a list", "task: {name: add}\nmodel: [tiny]\n", nil, "c.yaml:2: model: want a mapping of keys, got a list", ""},
 		{"too short for the task", "task: {name: long_add}\nmodel: tiny\n", nil,
-			"c.yaml:2: model: max_seq 64 is shorter than the 101 positions task long_add needs (longest prompt 17 + longest response 81 + BOS, SEP, EOS); set model: {size: tiny, max_seq: 101} or more", ""},
+			"c.yaml:2: model: max_seq 64 is shorter than the 131 positions task long_add needs (longest prompt 13 + longest response 115 + BOS, SEP, EOS); set model: {size: tiny, max_seq: 131} or more", ""},
 		{"max_seq too short", "task: {name: route}\nmodel:\n  size: small\n  max_seq: 150\n", nil,
 			"c.yaml:4: model.max_seq: max_seq 150 is shorter than the 156 positions task route needs", ""},
-		{"max_seq too short by --set", "task: {name: long_add}\nmodel: {max_seq: 128}\n", []string{"model.max_seq=100"},
-			"c.yaml: --set model.max_seq=100: max_seq 100 is shorter than the 101 positions", ""},
-		{"max_seq in a variant", "task: {name: long_add}\nmodel: {max_seq: 128}\nvariants:\n  - name: short\n    set: {model.max_seq: 64}\n", nil,
+		{"max_seq too short by --set", "task: {name: long_add}\nmodel: {max_seq: 160}\n", []string{"model.max_seq=100"},
+			"c.yaml: --set model.max_seq=100: max_seq 100 is shorter than the 131 positions", ""},
+		{"max_seq in a variant", "task: {name: long_add}\nmodel: {max_seq: 160}\nvariants:\n  - name: short\n    set: {model.max_seq: 64}\n", nil,
 			"c.yaml:5: variants[0].set.model.max_seq: max_seq 64 is shorter", ""},
 	}
 	for _, tc := range cases {

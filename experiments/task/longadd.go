@@ -18,25 +18,30 @@ import (
 //	758+467 → "8+7+0>15 5+6+1>12 7+4+1>12=1225"
 //
 // A response of d-digit operands is 10·d or 10·d+1 characters long (61 to
-// 81 with the defaults): long low-entropy stretches (digits copied from the
-// prompt) around the few characters that decide the answer (each column's
-// sum and carry).
+// 81 for 6 to 8 digits), with Rewrite d²+13·d or one more (68 to 115 with
+// the defaults, 4 to 6 digits): long low-entropy stretches (digits copied)
+// around the few characters that decide the answer (each column's sum and
+// carry).
 type LongAddParams struct {
-	// MinDigits of each operand, in 2..MaxDigits. Default 6.
+	// MinDigits of each operand, in 2..MaxDigits. Default 4.
 	MinDigits int `yaml:"min_digits" json:"min_digits"`
-	// MaxDigits of each operand, in MinDigits..30. Default 8.
+	// MaxDigits of each operand, in MinDigits..30. Default 6.
 	MaxDigits int `yaml:"max_digits" json:"max_digits"`
 	// Rewrite begins each column's entry with the numbers still to add,
 	// "A+B:", the column's digits being their last ones:
 	// "758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1225". Responses are
 	// then d²+13·d+1 characters long for d digits (69 for 4, 115 for
 	// 6): copying the last line but one digit is easier to learn than
-	// finding a column's digits in the prompt. Default false.
+	// finding a column's digits in the prompt. Default true.
 	Rewrite bool `yaml:"rewrite" json:"rewrite"`
 }
 
-// DefaultLongAddParams returns the defaults: operands of 6 to 8 digits.
-func DefaultLongAddParams() LongAddParams { return LongAddParams{MinDigits: 6, MaxDigits: 8} }
+// DefaultLongAddParams returns the defaults: operands of 4 to 6 digits,
+// rewritten at each column (the tiny model learns it within minutes; it
+// does not learn to find the columns of 6 to 8 digits in the prompt).
+func DefaultLongAddParams() LongAddParams {
+	return LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true}
+}
 
 // longAddMaxDigits bounds MaxDigits: a 30-digit response is 301 characters.
 const longAddMaxDigits = 30

@@ -160,20 +160,29 @@ func TestLongAddParsePromptErrors(t *testing.T) {
 	}
 }
 
-// TestLongAddLengths checks the response lengths of the defaults: 61 to 81
-// characters, each length of the range reached.
+// TestLongAddLengths checks the response lengths: 68 to 115 characters
+// with the defaults, 60 to 81 for 6 to 8 digits without the rewrite, the
+// ends of each range reached.
 func TestLongAddLengths(t *testing.T) {
-	tk, _ := New("long_add", nil)
-	lo, hi := 1000, 0
-	for i := range 300 {
-		p, err := tk.Prompt(Train, 1, i)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		params LongAddParams
+		lo, hi int
+	}{
+		{DefaultLongAddParams(), 68, 115},
+		{LongAddParams{MinDigits: 6, MaxDigits: 8}, 60, 81},
+	} {
+		tk, _ := NewLongAdd(c.params)
+		lo, hi := 1000, 0
+		for i := range 400 {
+			p, err := tk.Prompt(Train, 1, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, hi = min(lo, len(p.Demo)), max(hi, len(p.Demo))
 		}
-		lo, hi = min(lo, len(p.Demo)), max(hi, len(p.Demo))
-	}
-	if lo != 60 && lo != 61 || hi != 81 {
-		t.Errorf("demo lengths %d..%d, want 60 or 61..81", lo, hi)
+		if lo != c.lo || hi != c.hi || hi != tk.MaxResponseLen() {
+			t.Errorf("%+v: demo lengths %d..%d (max %d), want %d..%d", c.params, lo, hi, tk.MaxResponseLen(), c.lo, c.hi)
+		}
 	}
 }
 
@@ -186,7 +195,7 @@ func TestFlawedBeforeAnswer(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		params any
-	}{{"long_add", nil}, {"long_add", LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true}}, {"route", nil}} {
+	}{{"long_add", nil}, {"long_add", LongAddParams{MinDigits: 6, MaxDigits: 8}}, {"route", nil}} {
 		name := c.name
 		tk, err := New(name, c.params)
 		if err != nil {
