@@ -121,7 +121,6 @@ func (t *Route) generate(rng *rand.Rand) Prompt {
 		forks[f+1]++ // route nodes 1..L-1
 	}
 	root := make([]int, n) // root[k]: the route node a branch node hangs from
-	depth := make([]int, n)
 	for k := L + 1; k < n; k++ {
 		var at int
 		switch j := k - L - 1; {
@@ -134,9 +133,9 @@ func (t *Route) generate(rng *rand.Rand) Prompt {
 		}
 		link(at, k)
 		if at <= L {
-			root[k], depth[k] = at, 1
+			root[k] = at
 		} else {
-			root[k], depth[k] = root[at], depth[at]+1
+			root[k] = root[at]
 		}
 	}
 	t.addExtraEdges(&q, label, root, rng)
