@@ -7,7 +7,7 @@
 //
 //	name: quickstart
 //	task: {name: add, params: {digits: 3}}
-//	model: tiny
+//	model: tiny                   # or {size: small, max_seq: 384}, or explicit dims
 //	pretrain: {steps: 600}
 //	rollout: {strategy: flat, params: {n: 8}, temperature: 1, budget: 0}
 //	train: {steps: 20, prompts_per_step: 8, advantage: grpo}
@@ -74,8 +74,10 @@ type Experiment struct {
 	Name string `yaml:"name" json:"name"`
 	// Task to train on: its name (add, countdown, path) and parameters.
 	Task Task `yaml:"task" json:"task"`
-	// Model size of the policy (tiny, small). Default tiny.
-	Model string `yaml:"model" json:"model"`
+	// Model is the policy's shape: a size (tiny, small), or a mapping
+	// {size, dim, layers, heads, hidden, max_seq} whose keys not given
+	// take the size's values (see pretrain.Model). Default tiny.
+	Model pretrain.Model `yaml:"model" json:"model"`
 	// Checkpoint, if set, is a checkpoint directory (relative to the
 	// config file) to start from instead of pretraining.
 	Checkpoint string `yaml:"checkpoint" json:"checkpoint"`
@@ -241,7 +243,7 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 // default, zero values included.
 func Defaults() Experiment {
 	return Experiment{
-		Model:       "tiny",
+		Model:       pretrain.ModelSize("tiny"),
 		Pretrain:    pretrain.DefaultConfig(),
 		Rollout:     Rollout{Strategy: "flat", Temperature: 1, TopP: 1},
 		Train:       rl.DefaultConfig(),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/task"
 )
 
@@ -31,7 +32,7 @@ func TestLoadResolvesDefaults(t *testing.T) {
 		t.Fatalf("variants %+v", f.Variants)
 	}
 	c := f.Variants[0].Config
-	if c.Name != "demo" || c.Model != "tiny" || c.Train.Steps != 3 || c.Train.LR != 3e-4 || c.Train.Advantage != "grpo" ||
+	if c.Name != "demo" || c.Model != pretrain.ModelSize("tiny") || c.Train.Steps != 3 || c.Train.LR != 3e-4 || c.Train.Advantage != "grpo" ||
 		c.Train.ClipHigh != 0.28 || c.Rollout.Temperature != 1 || c.Rollout.Params["n"] != "4" || c.Eval.K != 4 {
 		t.Fatalf("resolved %+v", c)
 	}
@@ -135,7 +136,7 @@ func TestMalformedConfigs(t *testing.T) {
 		{"clip out of range", "task: {name: add}\ntrain:\n  clip_low: 1.5\n", nil, "c.yaml:3: train.clip_low: 1.5, want in (0, 1)"},
 		{"eval k", "task: {name: add}\neval:\n  k: -2\n", nil, "c.yaml:3: eval.k: -2, want in [1, eval.samples = 8]"},
 		{"pretrain share", "task: {name: add}\npretrain:\n  flawed_share: 1.5\n", nil, "c.yaml:3: pretrain.flawed_share: 1.5, want in [0, 1)"},
-		{"unknown model", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: unknown model size "huge"`},
+		{"unknown model", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: "huge", unknown model size (known: small, tiny)`},
 		{"missing checkpoint", "task: {name: add}\ncheckpoint: nowhere\n", nil, "c.yaml:2: checkpoint: nowhere is not a checkpoint directory"},
 		{"checkpoint without config", "task: {name: add}\ncheckpoint: ckpt\n", nil, "checkpoint: ckpt is not a checkpoint directory"},
 		{"empty ablate axis", "task: {name: add}\nablate:\n  train.lr: []\n", nil, "c.yaml:3: ablate.train.lr: empty axis"},

@@ -81,7 +81,7 @@ variants:
 		{"set mapping", "task: {name: add}\nrollout: {strategy: entropy_tree}\n", []string{"rollout.params={n: 1, m: 0}"}, "c.yaml: --set rollout.params={n: 1, m: 0}: rollout.params.m: entropy_tree: m = 0"},
 		{"set unknown strategy", "task: {name: add}\n", []string{"rollout.strategy=bogus"}, `c.yaml: --set rollout.strategy=bogus: unknown strategy "bogus"`},
 		{"set seeds", "task: {name: add}\nseeds: [1]\n", []string{"seeds=[x]"}, `c.yaml: --set seeds=[x]: seeds[0]: "x" is not a non-negative integer`},
-		{"set into a scalar", "task: {name: add}\nmodel: tiny\n", []string{"model.size=2"}, "c.yaml: --set model.size=2: model is not a mapping"},
+		{"set into a scalar", "task: {name: add}\nname: x\n", []string{"name.size=2"}, "c.yaml: --set name.size=2: name is not a mapping"},
 		{"set in a variant's tree", variants, []string{"train.steps=abc"}, `c.yaml: --set train.steps=abc: "abc" is not an integer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,8 +46,12 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 		}
 	}
 	cfg.Task.Params = deref(params)
-	if _, err := task.New(cfg.Task.Name, cfg.Task.Params); err != nil {
+	tk, err := task.New(cfg.Task.Name, cfg.Task.Params)
+	if err != nil {
 		return cfg, t.fail("task.params", err, "%v", err)
+	}
+	if err := validateModel(cfg, tk, t); err != nil {
+		return cfg, err
 	}
 	if err := validate(&cfg, t); err != nil {
 		return cfg, err
@@ -59,9 +63,6 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 // filling in what depends on other keys (the pretraining model and steps,
 // the checkpoint's path).
 func validate(cfg *Experiment, t *tree) error {
-	if _, err := policy.Size(cfg.Model); err != nil {
-		return t.fail("model", err, "%v", err)
-	}
 	if cfg.Checkpoint != "" {
 		p := cfg.Checkpoint
 		if !filepath.IsAbs(p) {
@@ -86,6 +87,35 @@ func validate(cfg *Experiment, t *tree) error {
 		if err != nil {
 			return fieldFail(t, err)
 		}
+	}
+	return nil
+}
+
+// validateModel checks the model's shape (dim divisible by heads, an even
+// head width, positive sizes) and, unless a checkpoint replaces it, that
+// its max_seq holds the task's longest prompt and response. An error
+// written as a plain size ("model: tiny") is placed on "model".
+func validateModel(cfg Experiment, tk task.Task, t *tree) error {
+	key := func(k string) string {
+		if n := find(t.root, "model"); n != nil && n.Kind == yaml.ScalarNode {
+			return "model"
+		}
+		return k
+	}
+	if err := cfg.Model.Validate("model"); err != nil {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return t.fail(key(fe.Key), err, "%s", fe.Detail())
+		}
+		return t.fail("model", err, "%v", err)
+	}
+	if cfg.Checkpoint != "" {
+		return nil
+	}
+	need := tk.MaxPromptLen() + tk.MaxResponseLen() + 3
+	if cfg.Model.MaxSeq < need {
+		return t.fail(key("model.max_seq"), nil, "max_seq %d is shorter than the %d positions task %s needs (longest prompt %d + longest response %d + BOS, SEP, EOS); set model: {size: %s, max_seq: %d} or more",
+			cfg.Model.MaxSeq, need, tk.Name(), tk.MaxPromptLen(), tk.MaxResponseLen(), cfg.Model.Size, need)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/policy"
 )
 
@@ -36,7 +37,10 @@ func yamlName(f reflect.StructField) string {
 	return name
 }
 
-var nodeType = reflect.TypeOf(yaml.Node{})
+var (
+	nodeType  = reflect.TypeOf(yaml.Node{})
+	modelType = reflect.TypeOf(pretrain.Model{})
+)
 
 // checkNode checks n against the type t it will be decoded into: known
 // keys, and scalars that parse as their fields' types. prefix is n's dotted
@@ -53,6 +57,10 @@ func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 	}
 	fail := func(format string, args ...any) error {
 		return &Error{Line: line, Key: prefix, Msg: fmt.Sprintf(format, args...)}
+	}
+	if t == modelType && n.Kind == yaml.ScalarNode {
+		// A model is a size's name or a mapping of its fields.
+		return checkNode(n, reflect.TypeOf(""), prefix, line)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -192,6 +200,13 @@ func set(n *yaml.Node, path []string, value *yaml.Node) (*yaml.Node, error) {
 			return nil, fmt.Errorf("%s is not a mapping", strings.Join(path[:i], "."))
 		}
 		child := find(n, k)
+		if i == 0 && k == "model" && i < len(path)-1 && child != nil && child.Kind == yaml.ScalarNode && child.Tag != "!!null" {
+			// A model written as a size's name takes keys below it
+			// (--set model.max_seq=384) as the mapping {size: name}.
+			name := *child
+			*child = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: child.Line, Column: child.Column,
+				Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "size", Line: child.Line}, &name}}
+		}
 		if i == len(path)-1 {
 			if child != nil {
 				*child = *clone(value)

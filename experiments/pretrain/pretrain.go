@@ -21,7 +21,7 @@ import (
 // Config is a pretraining run's settings; DefaultConfig gives the
 // defaults each field's comment states.
 type Config struct {
-	Model       string  `yaml:"model" json:"model"`               // model size (tiny, small); default tiny
+	Model       Model   `yaml:"model" json:"model"`               // model shape (a size, tiny or small, or dimensions); default tiny
 	Steps       int     `yaml:"steps" json:"steps"`               // optimizer steps; default 1000
 	BatchSize   int     `yaml:"batch_size" json:"batch_size"`     // demonstrations per step; default 32
 	LR          float64 `yaml:"lr" json:"lr"`                     // Adam step size; default 1e-3
@@ -45,14 +45,14 @@ func DefaultStepsFor(taskName string) int {
 // of 32 demonstrations at Adam step size 1e-3, 30% of them flawed, greedy
 // accuracy on 200 held-out prompts, seed 0.
 func DefaultConfig() Config {
-	return Config{Model: "tiny", Steps: 1000, BatchSize: 32, LR: 1e-3, FlawedShare: 0.3, EvalPrompts: 200}
+	return Config{Model: ModelSize("tiny"), Steps: 1000, BatchSize: 32, LR: 1e-3, FlawedShare: 0.3, EvalPrompts: 200}
 }
 
 // Validate reports the first setting out of range as a *field.Error naming
 // its key and value.
 func (cfg Config) Validate() error {
-	if _, err := policy.Size(cfg.Model); err != nil {
-		return &field.Error{Key: "pretrain.model", Value: cfg.Model, Msg: err.Error()}
+	if err := cfg.Model.Validate("pretrain.model"); err != nil {
+		return err
 	}
 	switch {
 	case cfg.Steps < 1:
@@ -91,7 +91,10 @@ func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Re
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	mcfg, _ := policy.Size(cfg.Model)
+	mcfg, err := cfg.Model.Config()
+	if err != nil {
+		return nil, fmt.Errorf("pretrain: %w", err)
+	}
 	if err := task.CheckFits(t, mcfg.MaxSeq); err != nil {
 		return nil, fmt.Errorf("pretrain: %w", err)
 	}

@@ -63,7 +63,8 @@ func TestCachedTrainsOnce(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for key, c := range map[string]Config{
-		"pretrain.model": with(func(c *Config) { c.Model = "huge" }), "pretrain.steps": with(func(c *Config) { c.Steps = 0 }),
+		"pretrain.model.size":  with(func(c *Config) { c.Model = ModelSize("huge") }),
+		"pretrain.model.heads": with(func(c *Config) { c.Model.Heads = 3 }), "pretrain.steps": with(func(c *Config) { c.Steps = 0 }),
 		"pretrain.batch_size": with(func(c *Config) { c.BatchSize = -1 }), "pretrain.lr": with(func(c *Config) { c.LR = -1 }),
 		"pretrain.flawed_share": with(func(c *Config) { c.FlawedShare = 1 }), "pretrain.eval_prompts": with(func(c *Config) { c.EvalPrompts = -3 }),
 	} {

@@ -78,3 +78,33 @@ func FuzzVerifyPath(f *testing.F) {
 		[]string{"ab ac bd ce cf dg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b"},
 		append([]string{"abdg", "ag", "bdg", "abdbdg", "abdgx", "ab dg", "abdgabdga", "zzzz"}, nasty...))
 }
+
+func FuzzVerifyLongAdd(f *testing.F) {
+	tk, _ := New("long_add", LongAddParams{MinDigits: 3, MaxDigits: 8})
+	fuzzVerify(f, tk,
+		[]string{"758+467", "999+999", "93050901+92409011", "758+4670", "058+467", "+", "758+467+1"},
+		append([]string{
+			"8+7+0>15 5+6+1>12 7+4+1>12=1225", "8+7+0>15 5+6+1>12 7+4+1>12=", "8+7+0>15 5+6+1>12=1225",
+			"9+9+9>99 9+9+9>99 9+9+9>99=01225", "8+7+0>15  5+6+1>12 7+4+1>12=1225", "=1225", "8+7+0>1",
+		}, nasty...))
+}
+
+func FuzzVerifyLongAddRewrite(f *testing.F) {
+	tk, _ := New("long_add", LongAddParams{MinDigits: 3, MaxDigits: 5, Rewrite: true})
+	fuzzVerify(f, tk,
+		[]string{"758+467", "99999+99999", "758+4670", "+", "1+1"},
+		append([]string{
+			"758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=1225", "758+467:8+7+0>15 75+46:5+6+1>12 7+4:7+4+1>12=",
+			"758+467:8+7+0>15 75+46:5+6+1>12 :7+4+1>12=1225", "+:8+7+0>15", ":", " : ",
+		}, nasty...))
+}
+
+func FuzzVerifyRoute(f *testing.F) {
+	tk, _ := New("route", RouteParams{Nodes: 8, RouteLen: 3, Forks: 1, ExtraEdges: 1})
+	fuzzVerify(f, tk,
+		[]string{"ab ac bd ce cf dg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ac bd ce cf dg:z>g"},
+		append([]string{
+			"a:bc>b;b:ad>d;d:bg>g", "a:bc>c;c:aef>f", "a:bc>b;;b:ad>d", "a:bc>b;", "a:>b", ":>", ";", ">;:",
+			"a:bc>z", "a:c>c;c:>a;a:>b;b:>d;d:>g", "a:bc>b;d:bg>g",
+		}, nasty...))
+}

@@ -192,58 +192,70 @@ func (q pathProblem) text() string {
 // Nodes-1+ExtraEdges of them. The demo is a shortest route (the
 // alphabetically first), or "" if the goal cannot be reached.
 func (t *Path) ParsePrompt(text string) (Prompt, error) {
-	if err := checkPromptText(text, t.MaxPromptLen()); err != nil {
-		return Prompt{}, fmt.Errorf("path prompt %q: %w", text, err)
+	q, err := parseGraph("path", text, t.p.Nodes, t.maxEdges(), t.MaxPromptLen())
+	if err != nil {
+		return Prompt{}, err
+	}
+	route := q.shortestRoute()
+	q.shortest = len(route) - 1
+	return Prompt{Text: text, Demo: route, problem: q, parsedText: text}, nil
+}
+
+// parseGraph reads a graph prompt "xy xy ...:s>g" of the task called name:
+// edges between distinct nodes among the first nodes letters, in any
+// order, each once, at most maxEdges of them, the whole at most maxLen
+// characters. The problem's shortest is left unset.
+func parseGraph(name, text string, nodes, maxEdges, maxLen int) (*pathProblem, error) {
+	if err := checkPromptText(text, maxLen); err != nil {
+		return nil, fmt.Errorf("%s prompt %q: %w", name, text, err)
 	}
 	edgesText, ends, ok := strings.Cut(text, ":")
 	if !ok || len(ends) != 3 || ends[1] != '>' {
-		return Prompt{}, fmt.Errorf("path prompt %q: want edges, then \":start>goal\"", text)
+		return nil, fmt.Errorf("%s prompt %q: want edges, then \":start>goal\"", name, text)
 	}
 	node := func(c byte) (int, error) {
-		if c < 'a' || int(c-'a') >= t.p.Nodes {
-			return 0, fmt.Errorf("%q is not a node (a..%c)", c, 'a'+t.p.Nodes-1)
+		if c < 'a' || int(c-'a') >= nodes {
+			return 0, fmt.Errorf("%q is not a node (a..%c)", c, 'a'+nodes-1)
 		}
 		return int(c - 'a'), nil
 	}
 	var q pathProblem
 	fields := strings.Split(edgesText, " ")
-	if len(fields) > t.maxEdges() {
-		return Prompt{}, fmt.Errorf("path prompt %q: %d edges, more than %d", text, len(fields), t.maxEdges())
+	if len(fields) > maxEdges {
+		return nil, fmt.Errorf("%s prompt %q: %d edges, more than %d", name, text, len(fields), maxEdges)
 	}
 	for _, f := range fields {
 		if len(f) != 2 {
-			return Prompt{}, fmt.Errorf("path prompt %q: edge %q is not two letters", text, f)
+			return nil, fmt.Errorf("%s prompt %q: edge %q is not two letters", name, text, f)
 		}
 		u, err := node(f[0])
 		if err != nil {
-			return Prompt{}, fmt.Errorf("path prompt %q: edge %q: %w", text, f, err)
+			return nil, fmt.Errorf("%s prompt %q: edge %q: %w", name, text, f, err)
 		}
 		v, err := node(f[1])
 		if err != nil {
-			return Prompt{}, fmt.Errorf("path prompt %q: edge %q: %w", text, f, err)
+			return nil, fmt.Errorf("%s prompt %q: edge %q: %w", name, text, f, err)
 		}
 		if u == v {
-			return Prompt{}, fmt.Errorf("path prompt %q: edge %q is a loop", text, f)
+			return nil, fmt.Errorf("%s prompt %q: edge %q is a loop", name, text, f)
 		}
 		if q.adj[u]&(1<<v) != 0 {
-			return Prompt{}, fmt.Errorf("path prompt %q: edge %q appears twice", text, f)
+			return nil, fmt.Errorf("%s prompt %q: edge %q appears twice", name, text, f)
 		}
 		q.adj[u] |= 1 << v
 		q.adj[v] |= 1 << u
 	}
 	var err error
 	if q.start, err = node(ends[0]); err != nil {
-		return Prompt{}, fmt.Errorf("path prompt %q: start: %w", text, err)
+		return nil, fmt.Errorf("%s prompt %q: start: %w", name, text, err)
 	}
 	if q.goal, err = node(ends[2]); err != nil {
-		return Prompt{}, fmt.Errorf("path prompt %q: goal: %w", text, err)
+		return nil, fmt.Errorf("%s prompt %q: goal: %w", name, text, err)
 	}
 	if q.start == q.goal {
-		return Prompt{}, fmt.Errorf("path prompt %q: start and goal are both %c", text, ends[0])
+		return nil, fmt.Errorf("%s prompt %q: start and goal are both %c", name, text, ends[0])
 	}
-	route := q.shortestRoute()
-	q.shortest = len(route) - 1
-	return Prompt{Text: text, Demo: route, problem: &q, parsedText: text}, nil
+	return &q, nil
 }
 
 // shortestRoute finds a shortest route by breadth-first search, preferring

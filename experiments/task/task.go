@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Three tasks are bundled, each built from its own parameters:
+// Five tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -11,7 +11,12 @@
 //     expression over given numbers, each used at most once;
 //   - "path" (PathParams): a route from a start to a goal node in a small
 //     graph written in the prompt, where a wrong first move leads into a
-//     dead end.
+//     dead end;
+//   - "long_add" (LongAddParams): addition of many-digit numbers written
+//     out column by column (60 to 200 characters and more), a long
+//     reasoning chain with a few decisive characters;
+//   - "route" (RouteParams): a route through a larger graph written hop by
+//     hop with each node's neighbours, a decisive choice at each fork.
 //
 // A fourth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
@@ -169,14 +174,14 @@ func SplitOf(text string) Split {
 
 // Names lists the bundled tasks, whose prompts are generated from their
 // parameters alone.
-func Names() []string { return []string{"add", "countdown", "path"} }
+func Names() []string { return []string{"add", "countdown", "path", "long_add", "route"} }
 
 // AllNames lists every task New builds: the bundled ones and "jsonl".
 func AllNames() []string { return append(Names(), "jsonl") }
 
 // DefaultParams returns the default parameters of the named task, as a
 // pointer to the task's Params struct (*AddParams, *CountdownParams,
-// *PathParams or *JSONLParams), for a config loader to decode into (keys left out keep
+// *PathParams, *LongAddParams, *RouteParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -192,14 +197,20 @@ func DefaultParams(name string) (any, error) {
 	case "jsonl":
 		p := DefaultJSONLParams()
 		return &p, nil
+	case "long_add":
+		p := DefaultLongAddParams()
+		return &p, nil
+	case "route":
+		p := DefaultRouteParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
-// Params struct (AddParams, CountdownParams, PathParams or JSONLParams), by
-// value or by pointer; invalid parameters are an error naming the field.
-// "jsonl" reads its file here.
+// Params struct (AddParams, CountdownParams, PathParams, LongAddParams,
+// RouteParams or JSONLParams), by value or by pointer; invalid parameters
+// are an error naming the field. "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
 	case "add":
@@ -226,6 +237,18 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewJSONL(p)
+	case "long_add":
+		p := DefaultLongAddParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewLongAdd(p)
+	case "route":
+		p := DefaultRouteParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewRoute(p)
 	}
 	return nil, unknownTask(name)
 }

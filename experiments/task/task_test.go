@@ -27,6 +27,10 @@ func allTasks(t testing.TB) []Task {
 		{"countdown", CountdownParams{Numbers: 3, MinNumber: 1, MaxNumber: 20, MinTarget: 1, MaxTarget: 200}},
 		{"path", &PathParams{Nodes: 12, RouteLen: 5, ExtraEdges: 3, AllowRevisit: true, LengthShaping: true}},
 		{"path", PathParams{Nodes: 4, RouteLen: 2, ExtraEdges: 0}},
+		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 30}},
+		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 5, Rewrite: true}},
+		{"route", RouteParams{Nodes: 26, RouteLen: 12, Forks: 5, ExtraEdges: 6}},
+		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
 	}
 	for _, e := range extra {
 		tk, err := New(e.name, e.params)
@@ -38,15 +42,21 @@ func allTasks(t testing.TB) []Task {
 	return out
 }
 
-func TestDefaultsFitTinyModel(t *testing.T) {
-	for _, name := range Names() {
+// TestDefaultsFit checks the sequence length each task needs with its
+// defaults: the short tasks fit the tiny model's 64 positions, the long
+// ones the max_seq their example configs give.
+func TestDefaultsFit(t *testing.T) {
+	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CheckFits(tk, 64); err != nil {
+		if err := CheckFits(tk, maxSeq); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	if len(Names()) != 5 {
+		t.Errorf("Names() = %v: a task without a length check here", Names())
 	}
 	tk, err := New("add", AddParams{Digits: 12, Scratchpad: true})
 	if err != nil {
@@ -251,7 +261,7 @@ func TestDemos(t *testing.T) {
 // that are wrong (not garbage), so pretraining on them teaches plausible
 // mistakes.
 func TestFlawedShare(t *testing.T) {
-	for _, tk := range allTasks(t)[:3] {
+	for _, tk := range allTasks(t)[:len(Names())] {
 		rng := rand.New(rand.NewPCG(3, 3))
 		reasons := map[Reason]int{}
 		for i := range 400 {
@@ -322,7 +332,7 @@ func mutate(s string, rng *rand.Rand) string {
 }
 
 func TestVerifyBadPrompt(t *testing.T) {
-	for _, tk := range allTasks(t)[:3] {
+	for _, tk := range allTasks(t)[:len(Names())] {
 		for _, text := range []string{"", "garbage", "ABC"} {
 			v := tk.Verify(Prompt{Text: text}, "1")
 			if v.Reason != BadPrompt || v.Reward != 0 {
