@@ -17,13 +17,15 @@ import (
 )
 
 // reportOptions are what rollout's reports default to: the metrics shown
-// without --metric, the metrics where lower is better (for --at best), and
-// the cumulative training-FLOP metric --at train_flops:F reads.
+// without --metric, the metrics where lower is better (for --at best), the
+// cumulative training-FLOP metric --at train_flops:F reads and the
+// evaluation-mark metric --at tokens:T reads.
 func reportOptions() report.Options {
 	return report.Options{
 		DefaultMetrics: []string{"eval/acc", "reward/mean"},
 		Minimize:       lowerIsBetter,
 		FLOPsMetric:    "budget/train_flops_cum",
+		MarkMetric:     "eval/tokens_mark",
 	}
 }
 

@@ -41,8 +41,9 @@ func (o *offPoints) add(metric string, r tracking.Run, why string) {
 	o.off[metric] = append(o.off[metric], offRun{r, why})
 }
 
-// note records what run r has of a metric.
-func (o *offPoints) note(metric string, s *tracking.Series, r tracking.Run) {
+// note records what run r has of a metric: its rows' token counts and the
+// token marks (marks, may be nil) at which it has a row.
+func (o *offPoints) note(metric string, s, marks *tracking.Series, r tracking.Run) {
 	if r.Status == tracking.StatusFinished {
 		o.finished = true
 		o.minStep = min(o.minStep, r.LastStep)
@@ -54,10 +55,19 @@ func (o *offPoints) note(metric string, s *tracking.Series, r tracking.Run) {
 		o.marks[metric] = map[int64]int{}
 	}
 	o.runs[metric]++
-	for i, t := range s.Tokens {
-		if i == 0 || s.Tokens[i-1] != t {
-			o.marks[metric][t]++
+	seen := map[int64]bool{}
+	for _, t := range s.Tokens {
+		seen[t] = true
+	}
+	if marks != nil {
+		for i, v := range marks.Values {
+			if _, ok := slices.BinarySearch(s.Steps, marks.Steps[i]); ok {
+				seen[int64(v)] = true
+			}
 		}
+	}
+	for t := range seen {
+		o.marks[metric][t]++
 	}
 }
 

@@ -59,6 +59,12 @@ type Options struct {
 	// FLOPsMetric is the metric holding a run's cumulative training FLOPs,
 	// which At train_flops reads.
 	FLOPsMetric string
+	// MarkMetric is the metric an evaluation at a token mark records the
+	// mark in (its value T), which At tokens reads: a run evaluates at
+	// mark T once the tokens left before T cover no further group, so the
+	// row's cumulative token count may fall short of T. Empty, or a run
+	// without it, means rows whose cumulative token count is exactly T.
+	MarkMetric string
 }
 
 func (o *Options) minimize(metric string) bool { return o.Minimize != nil && o.Minimize(metric) }
@@ -176,6 +182,10 @@ func buildRow(src Source, v variantRuns, metrics []string, opts *Options, off *o
 	if opts.At.Kind == AtTrainFLOPs {
 		names = append(slices.Clip(metrics), opts.FLOPsMetric)
 	}
+	withMarks := opts.At.Kind == AtTokens && opts.MarkMetric != ""
+	if withMarks {
+		names = append(slices.Clip(metrics), opts.MarkMetric)
+	}
 	for _, r := range v.Runs {
 		if r.Status != tracking.StatusFinished {
 			row.Unfinished++
@@ -184,13 +194,19 @@ func buildRow(src Source, v variantRuns, metrics []string, opts *Options, off *o
 		if err != nil {
 			return row, err
 		}
-		var flops *tracking.Series
+		var flops, marks *tracking.Series
 		if opts.At.Kind == AtTrainFLOPs {
 			flops = &series[len(metrics)]
 		}
+		if withMarks {
+			marks = &series[len(metrics)]
+		}
 		for i, m := range metrics {
 			c := &row.Cells[i]
-			val, ok, why := valueAt(&series[i], flops, r, opts.At, opts.minimize(m))
+			val, ok, why, atMark := markValue(&series[i], marks, opts.At)
+			if !atMark {
+				val, ok, why = valueAt(&series[i], flops, r, opts.At, opts.minimize(m))
+			}
 			switch {
 			case why != "":
 				off.add(m, r, why)
@@ -200,7 +216,7 @@ func buildRow(src Source, v variantRuns, metrics []string, opts *Options, off *o
 			default:
 				c.Missing++
 			}
-			off.note(m, &series[i], r)
+			off.note(m, &series[i], marks, r)
 		}
 		off.noteFLOPs(flops, r)
 	}
@@ -331,6 +347,26 @@ func valueAt(s, flops *tracking.Series, r tracking.Run, at At, minimize bool) (v
 		return 0, false, ""
 	}
 	return s.Values[n-1], true, ""
+}
+
+// markValue is the metric's value at the evaluation a run made at token
+// mark at.Tokens (the step whose marks value is that mark). atMark is false
+// when the run recorded no such mark (or at is not a tokens point): the
+// caller then looks for a row at exactly that many tokens.
+func markValue(s, marks *tracking.Series, at At) (val float64, ok bool, why string, atMark bool) {
+	if at.Kind != AtTokens || marks == nil {
+		return 0, false, "", false
+	}
+	i := slices.Index(marks.Values, float64(at.Tokens))
+	if i < 0 {
+		return 0, false, "", false
+	}
+	step := marks.Steps[i]
+	j, found := slices.BinarySearch(s.Steps, step)
+	if !found {
+		return 0, false, fmt.Sprintf("has no row at its %d-token mark (step %d)", at.Tokens, step), true
+	}
+	return s.Values[j], true, "", true
 }
 
 // tokensValue is the metric's value at the row whose cumulative sampled

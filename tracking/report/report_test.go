@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -413,5 +414,61 @@ func TestValueAt(t *testing.T) {
 		if got != tc.want || ok != tc.ok || why != tc.why {
 			t.Errorf("%s: got %v %v %q, want %v %v %q", tc.name, got, ok, why, tc.want, tc.ok, tc.why)
 		}
+	}
+}
+
+// TestReportTokensAtMarks: a run evaluates at mark T once the tokens left
+// before T cover no further group, so its row lies short of T; tokens:T
+// takes the row whose mark metric is T, and the hint lists the marks.
+func TestReportTokensAtMarks(t *testing.T) {
+	s := newStore(t)
+	s.PutExperiment(tracking.Experiment{Name: "e"})
+	// Two runs reach mark 100 at different token counts (97 and 92) and
+	// end at mark 200 (198, 195); reward is recorded at every step, the
+	// accuracy only at marks.
+	for i, cum := range [][]int64{{0, 50, 97, 150, 198}, {0, 60, 92, 140, 195}} {
+		id := fmt.Sprintf("r%d", i)
+		addRun(t, s, "e", id, "v", int64(i), "")
+		for step, tok := range cum {
+			m := map[string]float64{"reward": float64(10*i + step)}
+			if mark, ok := map[int]float64{0: 0, 2: 100, 4: 200}[step]; ok {
+				m["acc"], m["mark"] = float64(100*i+step), mark
+			}
+			commit(t, s, id, step, tok, m)
+		}
+		finish(t, s, id)
+	}
+	for _, tc := range []struct {
+		at      int64
+		metric  string
+		want    []float64 // per run, seed order
+		wantErr string
+	}{
+		{at: 0, metric: "acc", want: []float64{0, 100}},
+		{at: 100, metric: "acc", want: []float64{2, 102}},
+		{at: 200, metric: "acc", want: []float64{4, 104}},
+		{at: 100, metric: "reward", want: []float64{2, 12}},
+		{at: 97, metric: "acc", wantErr: "token marks where every run has a row of acc: 0, 100, 200"},
+		{at: 150, metric: "reward", wantErr: "has no row at 150 sampled tokens"},
+		{at: 300, metric: "acc", wantErr: "ended at 198 sampled tokens"},
+	} {
+		rep, err := Build(s, "e", Options{Metrics: []string{tc.metric}, At: At{Kind: AtTokens, Tokens: tc.at}, MarkMetric: "mark"})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("tokens:%d %s: err %v, want %q", tc.at, tc.metric, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("tokens:%d %s: %v", tc.at, tc.metric, err)
+			continue
+		}
+		if got := rep.Rows[0].Cells[0].Values; !slices.Equal(got, tc.want) {
+			t.Errorf("tokens:%d %s = %v, want %v", tc.at, tc.metric, got, tc.want)
+		}
+	}
+	// Without the mark metric only exact token counts match.
+	if _, err := Build(s, "e", Options{Metrics: []string{"acc"}, At: At{Kind: AtTokens, Tokens: 100}}); err == nil {
+		t.Error("tokens:100 without a mark metric: no error")
 	}
 }
