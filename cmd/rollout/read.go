@@ -167,7 +167,8 @@ func newReportCmd() *cobra.Command {
   final          the end of each run
   best           each run's best value
   step:N         step N (equal optimizer updates); N beyond a finished run is an error
-  tokens:T       the evaluation at exactly T cumulative sampled tokens; a T at which a
+  tokens:T       the evaluation at token mark T (eval/tokens_mark), else the row at
+                 exactly T cumulative sampled tokens; a T at which a
                  run has no row for a metric is an error listing the marks all runs have
   train_flops:F  each run's last row with budget/train_flops_cum ≤ F
 Every output says which axis it compares on. Runs of a variant with different
