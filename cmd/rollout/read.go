@@ -225,7 +225,7 @@ at 300 dpi, by default.`,
 			if metric == "" || out == "" {
 				return usageError{fmt.Errorf("--metric and --out are required")}
 			}
-			if width <= 0 || height <= 0 || dpi <= 0 {
+			if width <= 0 || height < 0 || dpi <= 0 {
 				return usageError{fmt.Errorf("--width %g, --height %g, --dpi %d: want positive sizes", width, height, dpi)}
 			}
 			if !strings.HasSuffix(out, ".png") && !strings.HasSuffix(out, ".svg") {
@@ -247,7 +247,7 @@ at 300 dpi, by default.`,
 	cmd.Flags().StringVar(&out, "out", "", "output file (.png or .svg)")
 	cmd.Flags().StringArrayVar(&variants, "variant", nil, "only these variants (repeatable; each keeps its colour)")
 	cmd.Flags().Float64Var(&width, "width", 16, "figure width in cm")
-	cmd.Flags().Float64Var(&height, "height", 10, "figure height in cm")
+	cmd.Flags().Float64Var(&height, "height", 0, "figure height in cm (0: 10 cm plus the legend)")
 	cmd.Flags().IntVar(&dpi, "dpi", 300, "resolution of a PNG in dots per inch")
 	storeFlag(cmd, &store)
 	return cmd

@@ -54,7 +54,8 @@ type PlotOptions struct {
 	// Title defaults to "EXPERIMENT: METRIC"; a caption line under it
 	// always says "mean ± 95% CI over n = k seeds".
 	Title string
-	// Width and Height of the image; 0 means 16 cm × 10 cm. PNG images are
+	// Width and Height of the image; 0 means 16 cm, and 10 cm plus the
+	// legend's height. PNG images are
 	// rendered at DPI dots per inch (0 means 300, fit for print).
 	Width, Height vg.Length
 	DPI           int
@@ -235,6 +236,24 @@ func sharedMarks(series []xySeries) ([]float64, bool) {
 	return shared, true
 }
 
+// sharedXs returns the x values present in every series, sorted.
+func sharedXs(series []xySeries) []float64 {
+	var out []float64
+	for _, x := range series[0].x {
+		in := true
+		for _, p := range series[1:] {
+			if _, found := slices.BinarySearch(p.x, x); !found {
+				in = false
+				break
+			}
+		}
+		if in && (len(out) == 0 || out[len(out)-1] != x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // curve averages one variant's series.
 func curve(variant string, series []xySeries, opts PlotOptions) Curve {
 	c := Curve{Variant: variant}
@@ -242,11 +261,19 @@ func curve(variant string, series []xySeries, opts PlotOptions) Curve {
 	exact := true
 	switch marks, ok := sharedMarks(series); {
 	case opts.X == XStep:
-		for _, p := range series {
-			grid = append(grid, p.x...)
+		// The steps every run recorded the metric at (evaluations every N
+		// steps), so each point is over all seeds; all steps when fewer
+		// than two are shared (evaluations only at token marks, which
+		// fall at different steps).
+		grid = sharedXs(series)
+		if len(grid) < 2 {
+			grid = nil
+			for _, p := range series {
+				grid = append(grid, p.x...)
+			}
+			slices.Sort(grid)
+			grid = slices.Compact(grid)
 		}
-		slices.Sort(grid)
-		grid = slices.Compact(grid)
 	case opts.X == XTokens && ok:
 		grid, c.Marks = marks, true
 	default:
@@ -323,6 +350,9 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 	switch opts.X {
 	case XTokens:
 		p.X.Label.Text = "sampled tokens (cumulative)"
+		if slices.ContainsFunc(curves, func(c Curve) bool { return c.Marks }) {
+			p.X.Label.Text = "sampled tokens (cumulative; markers at the evaluation marks)"
+		}
 		p.X.Tick.Marker = thousandsTicks{}
 	case XTime:
 		p.X.Label.Text = "wall time (s)"
@@ -372,7 +402,7 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 		marks.GlyphStyle.Shape = plotutil.Shape(c.Index)
 		marks.GlyphStyle.Radius = vg.Points(2.5)
 		p.Add(marks)
-		legend.Add(c.Variant+" (markers: evaluation marks)", line, marks)
+		legend.Add(c.Variant, line, marks)
 	}
 	if clip {
 		p.Y.Min, p.Y.Max = math.Max(p.Y.Min, lo), math.Min(p.Y.Max, hi)
@@ -478,12 +508,16 @@ func SavePlot(src Source, experiment, path string, opts PlotOptions) error {
 		return err
 	}
 	p, legend := fig.Plot, fig.Legend
+	// The legend goes below the data, one entry a row, so it never covers
+	// it; without a given height the figure grows by the legend's.
+	rows := vg.Length(fig.Entries)
+	legendH := rows*legend.TextStyle.Height("Xg") + (rows+1)*vg.Points(2)
 	w, h := opts.Width, opts.Height
 	if w <= 0 {
 		w = 16 * vg.Centimeter
 	}
 	if h <= 0 {
-		h = 10 * vg.Centimeter
+		h = 10*vg.Centimeter + legendH
 	}
 	dpi := opts.DPI
 	if dpi <= 0 {
@@ -496,9 +530,6 @@ func SavePlot(src Source, experiment, path string, opts PlotOptions) error {
 		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi))}
 	}
 	dc := draw.New(canvas)
-	// The legend below the data, one entry a row, so it never covers it.
-	rows := vg.Length(fig.Entries)
-	legendH := rows*legend.TextStyle.Height("Xg") + (rows+1)*vg.Points(2)
 	legend.Top, legend.Left = true, true
 	legend.XOffs = vg.Points(8)
 	p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
