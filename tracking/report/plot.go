@@ -71,7 +71,8 @@ type PlotOptions struct {
 }
 
 // Curve is one variant's line: the mean over seeds at each x, with the
-// 95% t-interval (Lo = Hi = Mean where fewer than two seeds cover x).
+// 95% t-interval (Lo = Hi = Mean where fewer than two seeds cover x),
+// clipped to PlotOptions.Range.
 type Curve struct {
 	Variant string
 	// Index is the variant's place in the experiment's variant order: its
@@ -137,6 +138,13 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 		}
 		if len(series) > 0 {
 			c := curve(v.Name, series, opts)
+			if opts.Range != nil {
+				if lo, hi, ok := opts.Range(opts.Metric); ok {
+					for j := range c.Lo {
+						c.Lo[j], c.Hi[j] = math.Max(c.Lo[j], lo), math.Min(c.Hi[j], hi)
+					}
+				}
+			}
 			if c.Index = slices.Index(exp.Variants, v.Name); c.Index < 0 {
 				c.Index = len(exp.Variants) + len(curves)
 			}
@@ -368,11 +376,6 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 	}
 	for _, c := range curves {
 		col := plotutil.Color(c.Index)
-		if clip {
-			for j := range c.Lo {
-				c.Lo[j], c.Hi[j] = math.Max(c.Lo[j], lo), math.Min(c.Hi[j], hi)
-			}
-		}
 		if band := bandPolygon(c); band != nil {
 			r, g, b, _ := col.RGBA()
 			band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}

@@ -306,7 +306,8 @@ func (h *Handler) curves(st *tracking.Store, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, badRequest{fmt.Errorf("curves: x: %w", err)}
 	}
-	cs, err := report.Curves(st, r.PathValue("name"), report.PlotOptions{Metric: metric, X: xa, Variants: q["variant"]})
+	cs, err := report.Curves(st, r.PathValue("name"), report.PlotOptions{Metric: metric, X: xa, Variants: q["variant"],
+		MarkMetric: h.opts.Report.MarkMetric, Range: h.opts.Range})
 	if err != nil {
 		return nil, badRequest{err}
 	}
