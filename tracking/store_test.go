@@ -610,3 +610,42 @@ func TestStaleLockInfo(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// A run keeps one checkpoint while it may resume (KeepCheckpoints 1, as
+// rollout run opens the store) and none once it finished.
+func TestFinishedRunKeepsNoResumeState(t *testing.T) {
+	s, _ := newStore(t, Options{NoSync: true, KeepCheckpoints: 1})
+	addRun(t, s, "e", "r", "flat", 1)
+	for step := range 4 {
+		rec := StepRecord{Step: step, Metrics: map[string]float64{"m": 1}, Checkpoint: []Blob{{Name: "state", Data: []byte{byte(step)}}}}
+		if err := s.CommitStep("r", rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int {
+		n := 0
+		s.db.View(func(tx *bolt.Tx) error {
+			b, err := runData(tx, "r", bucketCheckpoints)
+			if err == nil {
+				n = b.Stats().KeyN
+			}
+			return err
+		})
+		return n
+	}
+	if n := count(); n != 1 {
+		t.Errorf("%d checkpoint blobs while running, want 1 (the newest)", n)
+	}
+	if step, blobs, err := s.LatestCheckpoint("r"); err != nil || step != 3 || blobs[0].Data[0] != 3 {
+		t.Errorf("latest checkpoint: step %d %v %v", step, blobs, err)
+	}
+	if err := s.EndRun("r", StatusFinished, ""); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 0 {
+		t.Errorf("%d checkpoint blobs after the run finished, want none", n)
+	}
+	if _, _, err := s.LatestCheckpoint("r"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("latest checkpoint of a finished run: %v", err)
+	}
+}

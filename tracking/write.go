@@ -112,7 +112,10 @@ func createRunData(tx *bolt.Tx, id string) error {
 }
 
 // EndRun marks a run finished, failed (with a message) or stopped (it
-// resumes after its last committed step) and sets its end time.
+// resumes after its last committed step) and sets its end time. A finished
+// run's resume state (its checkpoints) is deleted in the same transaction:
+// a finished run is never resumed, so the store keeps resume state only for
+// runs that may continue.
 func (s *Store) EndRun(id string, status RunStatus, message string) error {
 	if status != StatusFinished && status != StatusFailed && status != StatusStopped {
 		return fmt.Errorf("end run %s: status %q: want %q, %q or %q", id, status, StatusFinished, StatusFailed, StatusStopped)
@@ -127,8 +130,27 @@ func (s *Store) EndRun(id string, status RunStatus, message string) error {
 			return fmt.Errorf("end run %s as %s: it is finished", id, status)
 		}
 		r.Status, r.Error, r.End = status, message, time.Now().UTC()
+		if status == StatusFinished {
+			if err := clearCheckpoints(tx, id); err != nil {
+				return fmt.Errorf("end run %s: %w", id, err)
+			}
+		}
 		return putJSON(runs, id, r)
 	})
+}
+
+// clearCheckpoints deletes every checkpoint of a run; the space goes back
+// to bbolt's free list for later steps to reuse.
+func clearCheckpoints(tx *bolt.Tx, id string) error {
+	d := tx.Bucket([]byte(bucketData)).Bucket([]byte(id))
+	if d == nil || d.Bucket([]byte(bucketCheckpoints)) == nil {
+		return nil
+	}
+	if err := d.DeleteBucket([]byte(bucketCheckpoints)); err != nil {
+		return fmt.Errorf("deleting checkpoints: %w", err)
+	}
+	_, err := d.CreateBucket([]byte(bucketCheckpoints))
+	return err
 }
 
 // orphanedRunError is the Error of a run that a writer found recorded as
