@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -91,6 +92,9 @@ type Options struct {
 	// NoSnapshot makes a read-only open wait for the lock (up to Timeout)
 	// and fail with a LockedError rather than read a snapshot.
 	NoSnapshot bool
+	// SnapshotWait bounds how long a writer holds one commit for a reader
+	// copying the store (once per reader); 0 means 10 s.
+	SnapshotWait time.Duration
 	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// KeepCheckpoints, when positive, keeps only the newest that many
@@ -159,6 +163,10 @@ type Store struct {
 	// process writes the store, so reads show runs recorded as running as
 	// interrupted.
 	writerGone bool
+	// served is the snapshot request a commit last waited for: the writer
+	// holds at most one commit per request (see waitForSnapshot).
+	servedMu sync.Mutex
+	served   string
 }
 
 // Open opens the store at path, creating and initialising it unless
@@ -399,12 +407,16 @@ func snapshotRequestPath(path string) string { return path + ".snapshot-request"
 
 // Bounds of the writer's wait for a reader's snapshot copy.
 const (
-	snapshotWaitMax  = 10 * time.Second // never hold a commit longer
+	snapshotWaitMax  = 10 * time.Second // default Options.SnapshotWait
 	snapshotStale    = 30 * time.Second // a request older than this is left over
 	snapshotWaitPoll = 2 * time.Millisecond
 )
 
-// waitForSnapshot holds a commit while a reader copies the store.
+// waitForSnapshot holds a commit while a reader copies the store, at most
+// Options.SnapshotWait and once per request: a reader whose copy takes longer
+// (a large store on a slow disk) retries against the commits that follow
+// or fails, but never holds the writer again — reading must not stall
+// training.
 func (s *Store) waitForSnapshot() {
 	req := snapshotRequestPath(s.path)
 	fi, err := os.Stat(req)
@@ -415,7 +427,22 @@ func (s *Store) waitForSnapshot() {
 		os.Remove(req)
 		return
 	}
-	deadline := time.Now().Add(snapshotWaitMax)
+	id := fi.ModTime().String()
+	if b, err := os.ReadFile(req); err == nil {
+		id += " " + string(b)
+	}
+	s.servedMu.Lock()
+	again := s.served == id
+	s.served = id
+	s.servedMu.Unlock()
+	if again {
+		return
+	}
+	wait := s.opts.SnapshotWait
+	if wait <= 0 {
+		wait = snapshotWaitMax
+	}
+	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) {
 		time.Sleep(snapshotWaitPoll)
 		if _, err := os.Stat(req); err != nil {
