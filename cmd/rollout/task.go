@@ -45,7 +45,7 @@ func taskOfCommand(args []string, configPath string, params []string) (task.Task
 		name, base = c.Task.Name, c.Task.Params
 	}
 	if name == "" {
-		return nil, usageError{fmt.Errorf("name a TASK (%s) or give --config FILE", strings.Join(task.Names(), ", "))}
+		return nil, usageError{fmt.Errorf("name a TASK (%s) or give --config FILE", strings.Join(task.AllNames(), ", "))}
 	}
 	p, err := task.DefaultParams(name)
 	if err != nil {

@@ -168,3 +168,76 @@ func TestMalformedConfigs(t *testing.T) {
 		})
 	}
 }
+
+// A relative jsonl path in a config (or in a --set of one) names a file
+// beside the config, whatever the working directory; an absolute path and
+// the path of a config in the working directory stay as written.
+func TestJSONLPathRelativeToConfig(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "exp")
+	if err := os.MkdirAll(filepath.Join(sub, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := []byte("{\"prompt\": \"1+2\", \"answer\": \"3\"}\n{\"prompt\": \"2+2\", \"answer\": \"4\"}\n")
+	for _, name := range []string{"q.jsonl", "data/r.jsonl"} {
+		if err := os.WriteFile(filepath.Join(sub, name), lines, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs := filepath.Join(sub, "q.jsonl")
+	t.Chdir(dir) // neither file is reachable from here under its relative name
+	for _, tc := range []struct {
+		name, config, path string
+		overrides          []string
+		want               string
+	}{
+		{"beside the config", "exp/c.yaml", "q.jsonl", nil, filepath.Join("exp", "q.jsonl")},
+		{"in a subdirectory", "exp/c.yaml", "data/r.jsonl", nil, filepath.Join("exp", "data", "r.jsonl")},
+		{"absolute config path", filepath.Join(sub, "c.yaml"), "q.jsonl", nil, abs},
+		{"absolute", "exp/c.yaml", abs, nil, abs},
+		{"set on the command line", "exp/c.yaml", "nosuch.jsonl", []string{"task.params.path=data/r.jsonl"}, filepath.Join("exp", "data", "r.jsonl")},
+		{"config in the working directory", "c.yaml", "exp/./q.jsonl", nil, "exp/./q.jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "task: {name: jsonl, params: {path: " + tc.path + "}}\n"
+			f, err := Parse(tc.config, []byte(src), tc.overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := f.Variants[0].Config.Task.Params.(task.JSONLParams)
+			if !ok || p.Path != tc.want {
+				t.Fatalf("resolved params %#v, want path %q", f.Variants[0].Config.Task.Params, tc.want)
+			}
+			if _, err := task.New("jsonl", p); err != nil {
+				t.Fatalf("the resolved path does not open: %v", err)
+			}
+		})
+	}
+	// A missing file is named as it was looked for: beside the config.
+	_, err := Parse("exp/c.yaml", []byte("task: {name: jsonl, params: {path: missing.jsonl}}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join("exp", "missing.jsonl")) {
+		t.Fatalf("missing file: %v, want it named under exp/", err)
+	}
+}
+
+// The error for an unknown or a missing task name lists every task New
+// builds, jsonl included.
+func TestTaskNameErrorsListEveryTask(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"unknown", "task: {name: sudoku}\n", `c.yaml:1: task.name: unknown task "sudoku"`},
+		{"missing", "train: {steps: 2}\n", "task.name: required"},
+		{"empty", "task: {name: \"\"}\n", "task.name: required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("c.yaml", []byte(tc.src), nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			for _, name := range task.AllNames() {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("error %q does not list task %q", err, name)
+				}
+			}
+		})
+	}
+}

@@ -34,7 +34,7 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 		cfg.Name = defaultName
 	}
 	if cfg.Task.Name == "" {
-		return cfg, t.fail("task.name", nil, "required: one of %s", strings.Join(task.Names(), ", "))
+		return cfg, t.fail("task.name", nil, "required: one of %s", strings.Join(task.AllNames(), ", "))
 	}
 	params, err := task.DefaultParams(cfg.Task.Name)
 	if err != nil {
@@ -45,6 +45,7 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 			return cfg, t.relocate(err)
 		}
 	}
+	anchorTaskFiles(params, t.path)
 	cfg.Task.Params = deref(params)
 	tk, err := task.New(cfg.Task.Name, cfg.Task.Params)
 	if err != nil {
@@ -57,6 +58,21 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// anchorTaskFiles makes a relative data file of the task's parameters (the
+// jsonl task's path) relative to the directory of the config file at
+// configPath rather than to the working directory, as checkpoint is. A
+// config in the working directory keeps its path as written (the same
+// resolved config, the same run ids).
+func anchorTaskFiles(params any, configPath string) {
+	p, ok := params.(*task.JSONLParams)
+	if !ok || p.Path == "" || filepath.IsAbs(p.Path) {
+		return
+	}
+	if dir := filepath.Dir(configPath); dir != "." {
+		p.Path = filepath.Join(dir, p.Path)
+	}
 }
 
 // validate checks the sections of a decoded configuration after its task,

@@ -27,7 +27,8 @@ import (
 // with an optional "demo" (a correct response, for pretraining; other keys
 // are ignored). The answer is a string or a number.
 type JSONLParams struct {
-	// Path of the file, relative to the working directory. Required.
+	// Path of the file, relative to the working directory (a config file
+	// makes it relative to the config's directory). Required.
 	Path string `yaml:"path" json:"path"`
 	// Verifier grades a response: "exact" (the answer, spaces around it
 	// ignored), "numeric" (a number within Tolerance of the answer) or
