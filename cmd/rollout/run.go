@@ -32,23 +32,10 @@ func storePath(flag string) string {
 	return "rollout.db"
 }
 
-func parseShard(s string) (runner.Shard, error) {
-	if s == "" {
-		return runner.Shard{Index: 0, Count: 1}, nil
-	}
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-		return runner.Shard{}, fmt.Errorf("--shard %q: want i/n with 0 ≤ i < n", s)
-	}
-	return runner.Shard{Index: i, Count: n}, nil
-}
-
 func newRunCmd() *cobra.Command {
 	var a runArgs
 	cmd := &cobra.Command{
-		Use:   "run CONFIG [--set key=value]... [--store PATH] [--workers N] [--shard i/n]",
+		Use:   "run CONFIG [--set key=value]... [--store PATH] [--workers N] [--shard i/n|auto [--shards N]]",
 		Short: "Run an experiment's variants × seeds into the store, then print the comparison",
 		Long: `Runs every variant × seed of the config (pretraining the base policy first, or taking
 it from the cache), N runs at a time, committing each step to the store. Results are
@@ -59,7 +46,15 @@ step k), then the comparison table (rollout report).
 
 Ctrl-C (or SIGTERM) stops after the steps in flight commit: the runs are recorded as
 stopped at their last step, the command to resume is printed, and the exit status is 130.
-A second Ctrl-C stops at once, losing the steps in flight.`,
+A second Ctrl-C stops at once, losing the steps in flight.
+
+--shard i/n runs the runs i, i+n, i+2n, … of the grid (in the config's variant × seed
+order); --shard auto takes i/n from a Slurm job array (SLURM_ARRAY_TASK_ID less
+SLURM_ARRAY_TASK_MIN, by SLURM_ARRAY_TASK_STEP, of SLURM_ARRAY_TASK_COUNT) or a Kubernetes
+Indexed Job (JOB_COMPLETION_INDEX of --shards N, or of $ROLLOUT_SHARDS). With a shard,
+--store may name a directory (DIR/ is created if needed), which holds each shard in
+shard-I-of-N.db, or contain {shard} and {shards}, replaced by i and n. rollout merge folds
+the shards' stores into one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.config = args[0]
@@ -69,17 +64,19 @@ A second Ctrl-C stops at once, losing the steps in flight.`,
 	cmd.Flags().StringArrayVar(&a.sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
-	cmd.Flags().StringVar(&a.shard, "shard", "", "run only slice i/n of the variant × seed grid")
+	cmd.Flags().StringVar(&a.shard.shard, "shard", "", "run only slice i/n of the variant × seed grid; auto: i/n from Slurm's or Kubernetes' variables")
+	cmd.Flags().IntVar(&a.shard.shards, "shards", 0, "with --shard auto: the number of shards (else $ROLLOUT_SHARDS; Slurm says it itself)")
 	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: one per CPU)")
 	return cmd
 }
 
 // runArgs are rollout run's arguments and flags.
 type runArgs struct {
-	config              string
-	sets                []string
-	store, cache, shard string
-	workers             int
+	config       string
+	sets         []string
+	store, cache string
+	shard        shardFlags
+	workers      int
 }
 
 // runExperiment is rollout run: it runs the config into the store under
@@ -90,7 +87,11 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	if err != nil {
 		return err
 	}
-	sh, err := parseShard(a.shard)
+	sh, err := resolveShard(a.shard, os.LookupEnv)
+	if err != nil {
+		return usageError{err}
+	}
+	path, err := shardStorePath(storePath(a.store), sh)
 	if err != nil {
 		return usageError{err}
 	}
@@ -101,11 +102,14 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	if err != nil {
 		return err
 	}
-	st, err := tracking.Open(storePath(a.store), tracking.Options{KeepCheckpoints: 1})
+	st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if sh.From != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "shard %d/%d (%s) into %s\n", sh.Index, sh.Count, sh.From, st.Path())
+	}
 
 	pr := newProgress(cmd.ErrOrStderr())
 	ctx, stop := interrupts(cmd.Context(), func(sig os.Signal) {
@@ -115,9 +119,9 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 		os.Exit(exitInterrupted)
 	})
 	defer stop()
-	view := newRunView(pr, shardSize(len(f.Runs()), sh))
+	view := newRunView(pr, shardSize(len(f.Runs()), sh.Shard))
 	sum, runErr := runner.Run(ctx, f, st, runner.Options{
-		Workers: a.workers, Shard: sh, CacheDir: dir, Version: tracking.BuildVersion(), Progress: view,
+		Workers: a.workers, Shard: sh.Shard, CacheDir: dir, Version: tracking.BuildVersion(), Progress: view,
 	})
 	view.finish()
 	pr.wait()
@@ -257,7 +261,8 @@ func rerunCommand(cmd *cobra.Command, a runArgs) string {
 	flag("store", a.store)
 	flag("cache", a.cache)
 	flag("workers", strconv.Itoa(a.workers))
-	flag("shard", a.shard)
+	flag("shard", a.shard.shard)
+	flag("shards", strconv.Itoa(a.shard.shards))
 	for i, w := range words[1:] {
 		words[i+1] = shellQuote(w)
 	}

@@ -40,6 +40,7 @@ func TestRerunCommand(t *testing.T) {
 	}{
 		{[]string{"c.yaml"}, "rollout run c.yaml"},
 		{[]string{"c.yaml", "--store", "s.db", "--workers", "2", "--shard", "1/3"}, "rollout run c.yaml --store s.db --workers 2 --shard 1/3"},
+		{[]string{"c.yaml", "--store", "shards/{shard}.db", "--shard", "auto", "--shards", "4"}, "rollout run c.yaml --store 'shards/{shard}.db' --shard auto --shards 4"},
 		{[]string{"my dir/c.yaml", "--set", "train.lr=1e-3", "--set", "variants=[{name: b}]", "--cache", "it's"},
 			`rollout run 'my dir/c.yaml' --set train.lr=1e-3 --set 'variants=[{name: b}]' --cache 'it'\''s'`},
 	} {
@@ -53,7 +54,8 @@ func TestRerunCommand(t *testing.T) {
 		a.sets, _ = cmd.Flags().GetStringArray("set")
 		a.store, _ = cmd.Flags().GetString("store")
 		a.cache, _ = cmd.Flags().GetString("cache")
-		a.shard, _ = cmd.Flags().GetString("shard")
+		a.shard.shard, _ = cmd.Flags().GetString("shard")
+		a.shard.shards, _ = cmd.Flags().GetInt("shards")
 		a.workers, _ = cmd.Flags().GetInt("workers")
 		if got := rerunCommand(cmd, a); got != tc.want {
 			t.Errorf("%q:\n got %s\nwant %s", tc.args, got, tc.want)
