@@ -29,27 +29,27 @@ func Key(v any) (string, error) {
 // is decoded into the returned summary and cached is true. Otherwise build
 // writes the entry's files into the directory it is given and returns the
 // summary, which Get saves beside them before moving the entry into place.
+//
+// Processes may share a cache (the shards of a run on a cluster): each
+// builds in a temporary directory of its own, and when another process
+// moved the same entry into place first, Get returns that one (its builds
+// are deterministic, so the entries are the same) and discards its own.
 func Get[S any](root, kind, name, key string, build func(dir string) (S, error)) (dir string, summary S, cached bool, err error) {
 	dir = filepath.Join(root, kind, name+"-"+key)
-	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err == nil {
-		if err := json.Unmarshal(raw, &summary); err != nil {
-			return "", summary, false, fmt.Errorf("%s cache %s: %w", kind, dir, err)
-		}
+	if summary, ok, err := read[S](dir, kind); err != nil {
+		return "", summary, false, err
+	} else if ok {
 		return dir, summary, true, nil
 	}
-	if !errors.Is(err, os.ErrNotExist) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
 	}
-	tmp := dir + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err != nil {
 		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
 	}
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
-	}
+	defer os.RemoveAll(tmp) // nothing left once it is renamed
 	if summary, err = build(tmp); err != nil {
-		os.RemoveAll(tmp)
 		return "", summary, false, err
 	}
 	b, err := json.MarshalIndent(summary, "", "  ")
@@ -59,9 +59,34 @@ func Get[S any](root, kind, name, key string, build func(dir string) (S, error))
 	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
 		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
 	}
-	os.RemoveAll(dir)
 	if err := os.Rename(tmp, dir); err != nil {
-		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+		// Another process finished the entry first: use it. A directory
+		// without a summary is no entry (left by an older version): replace it.
+		if theirs, ok, rerr := read[S](dir, kind); rerr != nil {
+			return "", summary, false, rerr
+		} else if ok {
+			return dir, theirs, false, nil
+		}
+		os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err != nil {
+			return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
+		}
 	}
 	return dir, summary, false, nil
+}
+
+// read decodes the summary of the entry dir; ok is false when the entry
+// does not exist.
+func read[S any](dir, kind string) (summary S, ok bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return summary, false, nil
+	}
+	if err != nil {
+		return summary, false, fmt.Errorf("%s cache: %w", kind, err)
+	}
+	if err := json.Unmarshal(raw, &summary); err != nil {
+		return summary, false, fmt.Errorf("%s cache %s: %w", kind, dir, err)
+	}
+	return summary, true, nil
 }
