@@ -258,6 +258,16 @@ func TestClusterFilesMatchTheCLI(t *testing.T) {
 	if !mounted(a.config) || !mounted(a.store) || !strings.HasSuffix(a.store, "/") {
 		t.Errorf("%s: config %s and store %s: want them on mounted volumes, the store a directory", indexedJobFile, a.config, a.store)
 	}
+	// README shows both files as they are.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{slurmScript, indexedJobFile} {
+		if text, err := os.ReadFile(f); err != nil || !bytes.Contains(readme, append([]byte("\n"), text...)) {
+			t.Errorf("README.md does not show %s as it is (%v)", f, err)
+		}
+	}
 	for i := range n {
 		lookup := env(map[string]string{envK8sIndex: strconv.Itoa(i), envShards: vars[envShards]})
 		if ch, err := resolveShard(a.shard, lookup); err != nil || ch.Index != i || ch.Count != n {

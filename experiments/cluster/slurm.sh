@@ -1,18 +1,8 @@
 #!/bin/bash
-# Runs an experiment config's variant × seed grid as a Slurm job array: each
-# array task runs one shard (rollout run --shard auto reads the task's
-# SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP and _COUNT) into its own store,
-# STORE_DIR/shard-I-of-N.db. The array's size is the number of shards: keep
-# it at most the number of runs (variants × seeds; more shards run nothing).
-#
-#   sbatch experiments/cluster/slurm.sh CONFIG [STORE_DIR]      # STORE_DIR: shards
-#   rollout merge STORE_DIR/shard-*.db --into rollout.db        # once every task ended
-#
-# Submit it from a directory on the shared file system with rollout on PATH.
-# Base policies come from $ROLLOUT_CACHE (else the user cache directory):
-# `rollout pretrain CONFIG` before submitting trains them once; otherwise
-# every task trains them itself (the same weights, the cache keeps one).
-# A task that fails or is requeued resumes its store when it runs again.
+# One shard of CONFIG's variant × seed grid per task of a Slurm job array,
+# each into its own store, STORE_DIR/shard-I-of-N.db (see README, "Across a
+# cluster"): sbatch experiments/cluster/slurm.sh CONFIG [STORE_DIR]
+# The array's size is the number of shards; the tasks may start at any index.
 #SBATCH --job-name=rollout
 #SBATCH --array=1-4
 #SBATCH --cpus-per-task=2
