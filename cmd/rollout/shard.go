@@ -44,6 +44,8 @@ type shardChoice struct {
 	runner.Shard
 	// Sharded is set when --shard was given (even as 0/1).
 	Sharded bool
+	// Auto is set for --shard auto.
+	Auto bool
 	// From says where --shard auto found the slice, e.g.
 	// "SLURM_ARRAY_TASK_ID=3 - SLURM_ARRAY_TASK_MIN=1 of SLURM_ARRAY_TASK_COUNT=4";
 	// empty for --shard i/n.
@@ -100,7 +102,7 @@ func resolveShard(f shardFlags, lookup func(string) (string, bool)) (shardChoice
 		}
 		return shardChoice{}, errors.New(msg + "; or give --shard i/n")
 	}
-	ch.Sharded = true
+	ch.Sharded, ch.Auto = true, true
 	return ch, nil
 }
 
@@ -184,14 +186,15 @@ func parseShard(s string) (runner.Shard, error) {
 // shardStorePath is the store file of a shard: path with {shard} replaced
 // by the shard's index and {shards} by the number of shards, or, when path
 // is a directory (or ends in a separator, and then it is created), the file
-// shard-I-of-N.db in it. Any other path is used as it is. Without --shard,
-// a path with a placeholder is an error and a directory is left to the
-// store to refuse.
+// shard-I-of-N.db in it. Any other path is used as it is with --shard i/n
+// and refused with --shard auto, whose shards, started alike, would all
+// write the one file. Without --shard, a path with a placeholder is an
+// error and a directory is left to the store to refuse.
 func shardStorePath(path string, ch shardChoice) (string, error) {
 	placeholder := strings.Contains(path, shardPlaceholder) || strings.Contains(path, shardsPlaceholder)
 	if !ch.Sharded {
 		if placeholder {
-			return "", fmt.Errorf("--store %s: %s and %s stand for a shard: give --shard", path, shardPlaceholder, shardsPlaceholder)
+			return "", fmt.Errorf("store %s: %s and %s stand for a shard: give --shard", path, shardPlaceholder, shardsPlaceholder)
 		}
 		return path, nil
 	}
@@ -202,12 +205,15 @@ func shardStorePath(path string, ch shardChoice) (string, error) {
 	name := fmt.Sprintf("shard-%d-of-%d.db", ch.Index, ch.Count)
 	if strings.HasSuffix(path, string(filepath.Separator)) || strings.HasSuffix(path, "/") {
 		if err := os.MkdirAll(path, 0o755); err != nil {
-			return "", fmt.Errorf("--store %s: %w", path, err)
+			return "", fmt.Errorf("store %s: %w", path, err)
 		}
 		return filepath.Join(path, name), nil
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return filepath.Join(path, name), nil
+	}
+	if ch.Auto {
+		return "", fmt.Errorf("store %s: with --shard auto every shard would write this one file: give a directory (%s/) or a name with %s (the shard's index)", path, strings.TrimSuffix(path, filepath.Ext(path)), shardPlaceholder)
 	}
 	return path, nil
 }

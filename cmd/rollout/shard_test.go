@@ -100,7 +100,7 @@ func TestResolveShard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Shard != tc.want || got.Sharded != (tc.flags.shard != "") {
+			if got.Shard != tc.want || got.Sharded != (tc.flags.shard != "") || got.Auto != (tc.flags.shard == "auto") {
 				t.Fatalf("shard %+v, want %+v", got, tc.want)
 			}
 			if (tc.flags.shard == "auto") != (got.From != "") {
@@ -124,11 +124,14 @@ func TestShardStorePath(t *testing.T) {
 		want, err  string
 	}{
 		{"unsharded file", file, shardChoice{Shard: runner.Shard{Count: 1}}, file, ""},
-		{"unsharded placeholder", "s-{shard}.db", shardChoice{Shard: runner.Shard{Count: 1}}, "", "--store s-{shard}.db: {shard} and {shards} stand for a shard: give --shard"},
+		{"unsharded placeholder", "s-{shard}.db", shardChoice{Shard: runner.Shard{Count: 1}}, "", "store s-{shard}.db: {shard} and {shards} stand for a shard: give --shard"},
 		{"placeholders", filepath.Join(dir, "run-{shard}-of-{shards}.db"), sh, filepath.Join(dir, "run-2-of-4.db"), ""},
 		{"existing directory", dir, sh, filepath.Join(dir, "shard-2-of-4.db"), ""},
 		{"new directory", newDir, sh, filepath.Join(newDir, "shard-2-of-4.db"), ""},
 		{"plain file", file, sh, file, ""},
+		{"plain file, auto", file, shardChoice{Shard: sh.Shard, Sharded: true, Auto: true}, "", "store " + file + ": with --shard auto every shard would write this one file: give a directory (" + strings.TrimSuffix(file, ".db") + "/) or a name with {shard}"},
+		{"default store, auto", "rollout.db", shardChoice{Shard: sh.Shard, Sharded: true, Auto: true}, "", "store rollout.db: with --shard auto"},
+		{"directory, auto", dir, shardChoice{Shard: sh.Shard, Sharded: true, Auto: true}, filepath.Join(dir, "shard-2-of-4.db"), ""},
 		{"shard 0/1", dir, shardChoice{Shard: runner.Shard{Index: 0, Count: 1}, Sharded: true}, filepath.Join(dir, "shard-0-of-1.db"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,3 +153,43 @@ func TestShardStorePath(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// rollout run refuses a shard it cannot place, or a store every shard
+// would share, with exit status 2 before it writes anything.
+func TestRunShardAutoRefusals(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("task: {name: add}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{envSlurmTaskID, envSlurmJobID, envK8sIndex, envShards, "ROLLOUT_STORE"} {
+		t.Setenv(name, "")
+		os.Unsetenv(name)
+	}
+	store := filepath.Join(dir, "s.db")
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--shard", "auto", "--store", dir + "/"}, "--shard auto: neither SLURM_ARRAY_TASK_ID"},
+		{map[string]string{envK8sIndex: "1"}, []string{"--shard", "auto", "--store", dir + "/"}, `JOB_COMPLETION_INDEX="1" is set but not the number of shards`},
+		{map[string]string{envK8sIndex: "1"}, []string{"--shard", "auto", "--shards", "2", "--store", store}, "with --shard auto every shard would write this one file"},
+		{nil, []string{"--shards", "2", "--store", store}, "--shards 2: only with --shard auto"},
+		{nil, []string{"--store", filepath.Join(dir, "{shard}.db")}, "stand for a shard: give --shard"},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		code, _, e := rollout(t, append([]string{"run", cfg}, tc.args...)...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v %v: exit %d, stderr %q; want 2 and %q", tc.env, tc.args, code, e, tc.want)
+		}
+		for k := range tc.env {
+			os.Unsetenv(k)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("refused runs wrote into %s: %v", dir, entries)
+	}
+}
