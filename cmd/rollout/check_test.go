@@ -293,7 +293,7 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"show", "countdown", "--param", "numbers"}, 2, `--param "numbers": want key=value`},
 		{[]string{"show", "countdown", "--param", "numbers=9"}, 2, "numbers"},
 		{[]string{"show", "add", "--config", cfg}, 2, "has task countdown: give one"},
-		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, route) or give --config FILE"},
+		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, route, jsonl) or give --config FILE"},
 	} {
 		code, out, errOut := rollout(t, append([]string{"task"}, tc.args...)...)
 		got := out
