@@ -53,8 +53,8 @@ order); --shard auto takes i/n from a Slurm job array (SLURM_ARRAY_TASK_ID less
 SLURM_ARRAY_TASK_MIN, by SLURM_ARRAY_TASK_STEP, of SLURM_ARRAY_TASK_COUNT) or a Kubernetes
 Indexed Job (JOB_COMPLETION_INDEX of --shards N, or of $ROLLOUT_SHARDS). With a shard,
 --store may name a directory (DIR/ is created if needed), which holds each shard in
-shard-I-of-N.db, or contain {shard} and {shards}, replaced by i and n. rollout merge folds
-the shards' stores into one.`,
+shard-I-of-N.db, or contain {shard} and {shards}, replaced by i and n; with --shard auto
+it must be one or the other. rollout merge folds the shards' stores into one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.config = args[0]
