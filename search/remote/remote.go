@@ -88,7 +88,8 @@ type Sampler struct {
 	PromptIDs bool
 	// TokenIDs asks the server for token ids (vLLM's
 	// return_tokens_as_token_ids, honoured by rollout serve); without it a
-	// token's id is the index of its text among the texts seen.
+	// token's id is the index of its name (the server's "tokens" entry)
+	// among the names seen.
 	TokenIDs bool
 
 	mu     sync.Mutex
@@ -279,7 +280,7 @@ func (s *Sampler) parse(ch *openai.Choice) (parsed, error) {
 			if !seen {
 				id = len(s.intern)
 				s.intern[name] = id
-				s.texts[id] = name
+				s.texts[id] = texts[i]
 			}
 			out.ids[i] = id
 		}
