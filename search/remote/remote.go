@@ -86,6 +86,10 @@ type Sampler struct {
 	// PromptIDs sends prompts and forks as token ids (Prompt.Tokens and the
 	// response's ids); the server must then return token ids (TokenIDs).
 	PromptIDs bool
+	// Encode, if not nil, makes a prompt's token ids from its text when
+	// Prompt.Tokens is nil (Dial sets it to the character tokenizer's
+	// EncodePrompt for rollout serve).
+	Encode func(text string) ([]int, error)
 	// TokenIDs asks the server for token ids (vLLM's
 	// return_tokens_as_token_ids, honoured by rollout serve); without it a
 	// token's id is the index of its name (the server's "tokens" entry)
@@ -130,6 +134,10 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 	if err != nil {
 		return nil, err
 	}
+	prompts, err = s.encode(prompts)
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: %w", st.Name(), err)
+	}
 	if err := s.validate(prompts); err != nil {
 		return nil, fmt.Errorf("remote %s: %w", st.Name(), err)
 	}
@@ -162,6 +170,25 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 		}
 	}
 	return groups, nil
+}
+
+// encode fills in the token ids of prompts that have none, with Encode.
+func (s *Sampler) encode(prompts []Prompt) ([]Prompt, error) {
+	if s.Encode == nil {
+		return prompts, nil
+	}
+	out := make([]Prompt, len(prompts))
+	for i, p := range prompts {
+		if p.Tokens == nil {
+			ids, err := s.Encode(p.Text)
+			if err != nil {
+				return nil, fmt.Errorf("prompt %d (%q): %w", i, p.Text, err)
+			}
+			p.Tokens = ids
+		}
+		out[i] = p
+	}
+	return out, nil
 }
 
 // planOf returns the plan of a strategy with a remote form.

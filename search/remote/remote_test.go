@@ -287,3 +287,44 @@ func TestErrors(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// Dial recognises rollout serve and sends its prompts as token ids.
+func TestDial(t *testing.T) {
+	srv := startServe(t)
+	cases := []struct {
+		model   string
+		wantErr string
+	}{
+		{model: "tiny"},
+		{model: ""},
+		{model: "qwen", wantErr: `does not serve the model "qwen" (it serves: tiny)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.model, func(t *testing.T) {
+			s, err := Dial(context.Background(), openai.Options{BaseURL: srv.url}, tc.model)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), srv.url) {
+					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, srv.url)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.PromptIDs || !s.TokenIDs || s.Model != "tiny" || s.Vocab != 64 {
+				t.Fatalf("sampler %+v, want token ids for rollout serve", s)
+			}
+			s.MaxTokens = 8
+			groups, err := s.Generate(context.Background(), search.Flat{N: 2}, []Prompt{{Text: "1+1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := groups[0].Prompt; len(got) != 5 || got[0] != policy.BOS || got[4] != policy.SEP {
+				t.Errorf("group prompt %v, want BOS 1+1 SEP", got)
+			}
+			if last := srv.prompts[len(srv.prompts)-1]; string(last) != "[1,5,41,5,3]" {
+				t.Errorf("sent prompt %s, want the ids of BOS 1+1 SEP", last)
+			}
+		})
+	}
+}
