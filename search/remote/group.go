@@ -152,9 +152,13 @@ func (g *groupRun) request(c call) openai.Request {
 		start = c.parent.Start + c.at
 		prefix = c.parent.Response()[:start]
 	}
+	topP := s.TopP
+	if topP == 0 {
+		topP = 1 // off, as in policy.Sampling
+	}
 	r := openai.Request{
 		Model: s.Model, N: c.n, MaxTokens: s.MaxTokens - start,
-		Temperature: s.Temperature, TopP: s.TopP, Seed: s.seed(g.p.ID, c.seedA, c.seedB), HasSeed: true,
+		Temperature: s.Temperature, TopP: topP, Seed: s.seed(g.p.ID, c.seedA, c.seedB), HasSeed: true,
 		Stop: s.Stop, Logprobs: s.topK(), TokenIDs: s.TokenIDs,
 	}
 	if s.PromptIDs {

@@ -65,7 +65,7 @@ type Sampler struct {
 	Client *openai.Client
 	// Model names the served model.
 	Model string
-	// Temperature and TopP are the sampling settings.
+	// Temperature and TopP are the sampling settings (TopP 0: off, as 1).
 	Temperature, TopP float64
 	// MaxTokens is the maximum response length in tokens.
 	MaxTokens int
