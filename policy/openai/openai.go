@@ -1,8 +1,8 @@
 // Package openai is a client of OpenAI-compatible completions servers
 // (`rollout serve`, vLLM, SGLang, llama.cpp, OpenAI): POST /v1/completions
 // with a text or token-id prompt, n, max_tokens, temperature, top_p, seed,
-// stop, top-k logprobs and vLLM's return_tokens_as_token_ids, and GET
-// /v1/models.
+// stop, top-k logprobs and vLLM's return_tokens_as_token_ids, GET
+// /v1/models, and vLLM's POST /tokenize.
 //
 // A Client bounds the requests it has in flight (Options.Concurrency),
 // gives each attempt a timeout (Options.Timeout) and retries with
@@ -286,6 +286,28 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 		return nil, err
 	}
 	return list.Data, nil
+}
+
+// Tokenize returns the token ids the server makes of a prompt text through
+// vLLM's POST /tokenize (special tokens added as for a completion).
+func (c *Client) Tokenize(ctx context.Context, model, text string) ([]int, error) {
+	body, err := json.Marshal(struct {
+		Model  string `json:"model,omitempty"`
+		Prompt string `json:"prompt"`
+	}{model, text})
+	if err != nil {
+		return nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	var out struct {
+		Tokens []int `json:"tokens"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/tokenize", body, &out); err != nil {
+		return nil, err
+	}
+	if len(out.Tokens) == 0 {
+		return nil, &Error{URL: c.base + "/tokenize", Status: http.StatusOK, Message: fmt.Sprintf("no tokens for the prompt %q", text), Attempts: 1}
+	}
+	return out.Tokens, nil
 }
 
 // do sends one request with retries and decodes a 200 answer into out.

@@ -22,9 +22,10 @@ const (
 // o.BaseURL ("" picks the server's only model), set up from what GET
 // /v1/models says: against rollout serve prompts and forks are sent as the
 // character tokenizer's token ids and its vocabulary size bounds the
-// entropy; against vLLM prompts and forks are text and tokens come back as
-// ids (return_tokens_as_token_ids); against any other server everything is
-// text. The caller sets the sampling fields (Temperature, TopP, MaxTokens,
+// entropy; against vLLM tokens come back as ids (return_tokens_as_token_ids)
+// and prompts and forks are sent as ids too, the prompt's from the server's
+// /tokenize (as text when it has none); against any other server
+// everything is text. The caller sets the sampling fields (Temperature, TopP, MaxTokens,
 // Budget, Seed, Step).
 func Dial(ctx context.Context, o openai.Options, model string) (*Sampler, error) {
 	c, err := openai.New(o)
@@ -56,9 +57,16 @@ func Dial(ctx context.Context, o openai.Options, model string) (*Sampler, error)
 	switch strings.ToLower(m.OwnedBy) {
 	case OwnedByRollout:
 		tok := policy.DefaultTokenizer()
-		s.PromptIDs, s.TokenIDs, s.Encode, s.Vocab = true, true, tok.EncodePrompt, tok.VocabSize()
+		s.PromptIDs, s.TokenIDs, s.Vocab = true, true, tok.VocabSize()
+		s.Encode = func(_ context.Context, text string) ([]int, error) { return tok.EncodePrompt(text) }
 	case OwnedByVLLM:
 		s.TokenIDs = true
+		// Token-id forks need the prompt's ids: from /tokenize where the
+		// server has it, else forks go as text.
+		if _, err := c.Tokenize(ctx, m.ID, "a"); err == nil {
+			s.PromptIDs = true
+			s.Encode = func(ctx context.Context, text string) ([]int, error) { return c.Tokenize(ctx, m.ID, text) }
+		}
 	}
 	return s, nil
 }

@@ -88,8 +88,8 @@ type Sampler struct {
 	PromptIDs bool
 	// Encode, if not nil, makes a prompt's token ids from its text when
 	// Prompt.Tokens is nil (Dial sets it to the character tokenizer's
-	// EncodePrompt for rollout serve).
-	Encode func(text string) ([]int, error)
+	// EncodePrompt for rollout serve, to the server's /tokenize for vLLM).
+	Encode func(ctx context.Context, text string) ([]int, error)
 	// TokenIDs asks the server for token ids (vLLM's
 	// return_tokens_as_token_ids, honoured by rollout serve); without it a
 	// token's id is the index of its name (the server's "tokens" entry)
@@ -134,7 +134,7 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 	if err != nil {
 		return nil, err
 	}
-	prompts, err = s.encode(prompts)
+	prompts, err = s.encode(ctx, prompts)
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: %w", st.Name(), err)
 	}
@@ -173,14 +173,14 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 }
 
 // encode fills in the token ids of prompts that have none, with Encode.
-func (s *Sampler) encode(prompts []Prompt) ([]Prompt, error) {
+func (s *Sampler) encode(ctx context.Context, prompts []Prompt) ([]Prompt, error) {
 	if s.Encode == nil {
 		return prompts, nil
 	}
 	out := make([]Prompt, len(prompts))
 	for i, p := range prompts {
 		if p.Tokens == nil {
-			ids, err := s.Encode(p.Text)
+			ids, err := s.Encode(ctx, p.Text)
 			if err != nil {
 				return nil, fmt.Errorf("prompt %d (%q): %w", i, p.Text, err)
 			}

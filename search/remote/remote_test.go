@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,11 @@ type served struct {
 	completion int64 // usage.completion_tokens summed over answers
 }
 
-func startServe(t *testing.T) *served {
+func startServe(t *testing.T) *served { return startServeAs(t, "rollout", false) }
+
+// startServeAs is startServe whose /v1/models names another owner, with
+// vLLM's /tokenize when tokenize is set.
+func startServeAs(t *testing.T, owner string, tokenize bool) *served {
 	t.Helper()
 	cfg := policy.Config{VocabSize: 64, Dim: 16, Hidden: 32, Layers: 1, Heads: 2, KVHeads: 2, MaxSeq: 32, NormEps: 1e-5, RopeTheta: 10000}
 	m, err := policy.NewModel(cfg, 1)
@@ -47,6 +52,23 @@ func startServe(t *testing.T) *served {
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/tokenize" && tokenize {
+			var req struct{ Prompt string }
+			_ = json.Unmarshal(body, &req)
+			ids, err := tok.EncodePrompt(req.Prompt)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"tokens": ids, "count": len(ids)})
+			return
+		}
+		if r.URL.Path == "/v1/models" {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"owned_by":"rollout"`), []byte(`"owned_by":"`+owner+`"`), 1))
+			return
+		}
 		var req struct {
 			Prompt json.RawMessage `json:"prompt"`
 		}
@@ -59,7 +81,9 @@ func startServe(t *testing.T) *served {
 		}
 		_ = json.Unmarshal(rec.Body.Bytes(), &resp)
 		s.mu.Lock()
-		s.prompts = append(s.prompts, req.Prompt)
+		if r.URL.Path == "/v1/completions" {
+			s.prompts = append(s.prompts, req.Prompt)
+		}
 		s.completion += int64(resp.Usage.CompletionTokens)
 		s.mu.Unlock()
 		for k, v := range rec.Header() {
@@ -285,6 +309,67 @@ func TestErrors(t *testing.T) {
 	_, err = s.Generate(context.Background(), search.Flat{N: 2}, []Prompt{srv.prompt(t, "1+1", 0)})
 	if err == nil || !strings.Contains(err.Error(), "budget = 5 is smaller than one max-length response") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// Against vLLM (here rollout serve under vLLM's name) Dial asks for token
+// ids back and sends prompts and forks as ids when /tokenize is there, as
+// text otherwise; against other servers everything is text.
+func TestDialOwners(t *testing.T) {
+	cases := []struct {
+		owner               string
+		tokenize            bool
+		promptIDs, tokenIDs bool
+		sentPrompt          string
+	}{
+		{owner: "vllm", tokenize: true, promptIDs: true, tokenIDs: true, sentPrompt: "[1,5,41,5,3]"},
+		{owner: "vllm", tokenIDs: true, sentPrompt: `"1+1"`},
+		{owner: "llamacpp", sentPrompt: `"1+1"`},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s tokenize %v", tc.owner, tc.tokenize), func(t *testing.T) {
+			srv := startServeAs(t, tc.owner, tc.tokenize)
+			s, err := Dial(context.Background(), openai.Options{BaseURL: srv.url}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.PromptIDs != tc.promptIDs || s.TokenIDs != tc.tokenIDs {
+				t.Fatalf("prompt ids %v, token ids %v; want %v, %v", s.PromptIDs, s.TokenIDs, tc.promptIDs, tc.tokenIDs)
+			}
+			s.MaxTokens = 10
+			st := search.EntropyTree{M: 2, N: 1, L: 1, T: 1, Score: search.ScoreSurprisal}
+			groups, err := s.Generate(context.Background(), st, []Prompt{{Text: "1+1"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := groups[0].Record("1+1", s.Text).Validate(); err != nil {
+				t.Error(err)
+			}
+			if string(srv.prompts[0]) != tc.sentPrompt {
+				t.Errorf("sent the prompt as %s, want %s", srv.prompts[0], tc.sentPrompt)
+			}
+			for _, n := range groups[0].Nodes() {
+				if n.Parent == nil {
+					continue
+				}
+				prefix := n.Parent.Response()[:n.Start]
+				var want string
+				if tc.promptIDs {
+					b, _ := json.Marshal(append([]int{1, 5, 41, 5, 3}, prefix...))
+					want = string(b)
+				} else {
+					b, _ := json.Marshal("1+1" + s.Text(prefix))
+					want = string(b)
+				}
+				found := false
+				for _, p := range srv.prompts {
+					found = found || string(p) == want
+				}
+				if !found {
+					t.Errorf("node %d: no fork request sent %s (sent %s)", n.ID, want, srv.prompts)
+				}
+			}
+		})
 	}
 }
 
