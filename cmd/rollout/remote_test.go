@@ -55,6 +55,8 @@ func serveTiny(t *testing.T) (string, *atomic.Int64) {
 	return hs.URL, &used
 }
 
+// rollout sample and ttc with --policy against rollout serve on loopback,
+// and their refusals and failures. (A table of cases, hence the length.)
 func TestRemoteSampleAndTTC(t *testing.T) {
 	url, used := serveTiny(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -7,7 +7,8 @@
 // A Client bounds the requests it has in flight (Options.Concurrency),
 // gives each attempt a timeout (Options.Timeout) and retries with
 // exponential backoff on 429, 5xx, connection errors, timeouts and bodies
-// cut short (Options.Retries). Any other failure, and the last one when the
+// cut short (Options.Retries), honouring a 429's Retry-After up to
+// Options.MaxBackoff. Any other failure, and the last one when the
 // retries run out, is an *Error naming the server's URL, the HTTP status
 // and the server's own error message.
 package openai
@@ -174,6 +175,8 @@ type Error struct {
 	Attempts int
 	// Err is the underlying error when there was no usable answer.
 	Err error
+
+	retryAfter time.Duration // the answer's Retry-After, in seconds
 }
 
 // Error names the server, the status and the message.
@@ -310,7 +313,11 @@ func (c *Client) Tokenize(ctx context.Context, model, text string) ([]int, error
 	return out.Tokens, nil
 }
 
-// do sends one request with retries and decodes a 200 answer into out.
+// do sends one request with retries and decodes a 200 answer into out. A
+// request keeps its slot of the concurrency limit while it waits to retry
+// (the wait doubles from Backoff up to MaxBackoff, or is the answer's
+// Retry-After when that is longer, up to MaxBackoff), so a server that
+// sheds load is not sent more.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
 	url := c.base + path
 	select {
@@ -333,7 +340,8 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		if !e.retryable() || attempt > c.opts.Retries || ctx.Err() != nil {
 			return e
 		}
-		t := time.NewTimer(wait)
+		pause := max(wait, min(e.retryAfter, c.opts.MaxBackoff))
+		t := time.NewTimer(pause)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -378,7 +386,11 @@ func (c *Client) attempt(ctx context.Context, method, url string, body []byte) (
 		return nil, c.transportError(ctx, actx, url, 0, fmt.Errorf("reading the answer (status %d) after %d bytes: %w", resp.StatusCode, len(data), err))
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &Error{URL: url, Status: resp.StatusCode, Message: serverMessage(data)}
+		e := &Error{URL: url, Status: resp.StatusCode, Message: serverMessage(data)}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.retryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, e
 	}
 	return data, nil
 }

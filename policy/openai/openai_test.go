@@ -30,6 +30,8 @@ func status(code int, body string) fault {
 	}
 }
 
+// Each fault of a server, as the client meets it: retried or not, and the
+// error it ends in. (A table of cases, hence the length.)
 func TestFaults(t *testing.T) {
 	apiError := `{"error":{"message":"the server is on fire","type":"server_error","param":null,"code":null}}`
 	cases := []struct {
@@ -39,6 +41,7 @@ func TestFaults(t *testing.T) {
 		wantErr  []string // substrings of the error; none: success
 		status   int      // of the *Error
 		attempts int      // requests the server saw
+		minWait  time.Duration
 	}{
 		{name: "ok", answer: status(200, okBody), attempts: 1},
 		{name: "429 then 200", attempts: 2, answer: func(w http.ResponseWriter, r *http.Request, i int) {
@@ -48,6 +51,15 @@ func TestFaults(t *testing.T) {
 			}
 			status(200, okBody)(w, r, i)
 		}},
+		{name: "Retry-After is honoured up to MaxBackoff", opts: Options{MaxBackoff: 30 * time.Millisecond}, attempts: 2,
+			answer: func(w http.ResponseWriter, r *http.Request, i int) {
+				if i == 0 {
+					w.Header().Set("Retry-After", "1")
+					status(429, `{"error":{"message":"slow down"}}`)(w, r, i)
+					return
+				}
+				status(200, okBody)(w, r, i)
+			}, minWait: 30 * time.Millisecond},
 		{name: "500 until giving up", answer: status(500, apiError), opts: Options{Retries: 2}, attempts: 3, status: 500,
 			wantErr: []string{"/v1/completions: 500 Internal Server Error: the server is on fire (after 3 attempts)"}},
 		{name: "400 is not retried", answer: status(400, `{"error":{"message":"n = 0, want 1..64","param":"n"}}`), attempts: 1, status: 400,
@@ -93,7 +105,11 @@ func TestFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			began := time.Now()
 			resp, err := c.Complete(context.Background(), okRequest)
+			if took := time.Since(began); took < tc.minWait || tc.minWait > 0 && took > time.Second {
+				t.Errorf("took %v, want at least %v and well below Retry-After's 1 s", took, tc.minWait)
+			}
 			if got := int(seen.Load()); got != tc.attempts {
 				t.Errorf("server saw %d requests, want %d", got, tc.attempts)
 			}
