@@ -113,7 +113,7 @@ func (s *Sampler) Text(ids []int) string {
 	return b.String()
 }
 
-// texts returns the text of each token of a response.
+// pieces returns the text of each token of a response.
 func (s *Sampler) pieces(ids []int) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

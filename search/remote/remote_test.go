@@ -130,6 +130,7 @@ func TestAgainstServe(t *testing.T) {
 		ids       bool
 		budget    int64
 		leaves    int // per group, when the budget does not bind
+		skipped   int // per group, when the budget binds (0: some)
 		answerEnd bool
 	}{
 		{name: "flat", strategy: "flat", params: map[string]string{"n": "4"}, ids: true, leaves: 4},
@@ -137,6 +138,7 @@ func TestAgainstServe(t *testing.T) {
 		{name: "surprisal, two iterations", strategy: "entropy_tree", params: map[string]string{"m": "1", "n": "1", "l": "2", "t": "2", "score": "surprisal"}, ids: true, leaves: 1 + 2 + 2},
 		{name: "random tree", strategy: "random_tree", params: map[string]string{"m": "2", "n": "1", "l": "1", "t": "1"}, ids: true, leaves: 4},
 		{name: "text prompts", strategy: "entropy_tree", params: map[string]string{"m": "2", "n": "1", "l": "1", "t": "2"}, leaves: 2 * 3},
+		{name: "flat budget covers two of four", strategy: "flat", params: map[string]string{"n": "4"}, ids: true, budget: 30, leaves: 2, skipped: 2},
 		{name: "budget", strategy: "entropy_tree", params: map[string]string{"m": "2", "n": "2", "l": "1", "t": "2"}, ids: true, budget: 40},
 		{name: "answer start", strategy: "entropy_tree", params: map[string]string{"m": "2", "n": "2", "l": "1", "t": "1"}, ids: true, answerEnd: true},
 	}
@@ -167,6 +169,9 @@ func TestAgainstServe(t *testing.T) {
 				}
 				if tc.leaves > 0 && len(g.Leaves())+g.MissingForks*tcT(tc.params) != tc.leaves {
 					t.Errorf("group %d: %d leaves and %d missing forks, want %d leaves", i, len(g.Leaves()), g.MissingForks, tc.leaves)
+				}
+				if tc.skipped > 0 && g.Usage.SkippedBranches != tc.skipped {
+					t.Errorf("group %d: %d skipped branches, want %d", i, g.Usage.SkippedBranches, tc.skipped)
 				}
 				if tc.budget > 0 && g.Usage.SkippedBranches == 0 {
 					t.Errorf("group %d: budget %d skipped nothing (%d tokens)", i, tc.budget, g.Usage.GeneratedTokens)
