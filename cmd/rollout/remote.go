@@ -65,7 +65,7 @@ func (r *remoteFlags) dial(ctx context.Context) (*remote.Sampler, error) {
 	}
 	s, err := remote.Dial(ctx, openai.Options{BaseURL: r.url, Timeout: r.timeout, Concurrency: r.concurrency, Retries: retries}, r.model)
 	if err != nil {
-		return nil, fmt.Errorf("--policy %s: %w", r.url, err)
+		return nil, fmt.Errorf("--policy: %w", err)
 	}
 	return s, nil
 }
