@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -67,34 +68,19 @@ in the same tree shape, the budget counting the tokens the server reports.`,
 			if err != nil {
 				return err
 			}
+			o := runner.SampleOptions{Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt, Checkpoint: ckpt}
 			if rf.url != "" {
-				rec, text, err := sampleRemote(cmd.Context(), &rf, c, runner.SampleOptions{Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt})
+				rec, text, err := sampleRemote(cmd.Context(), &rf, c, o)
 				if err != nil {
 					return err
 				}
-				if format == "json" {
-					return rec.WriteJSON(cmd.OutOrStdout())
-				}
-				return rec.WriteText(cmd.OutOrStdout(), text)
+				return writeSample(cmd.OutOrStdout(), format, rec, text)
 			}
-			dir := ""
-			if ckpt == "" {
-				if dir, err = cacheDir(cache); err != nil {
-					return err
-				}
-			} else if _, _, err := loadCheckpoint("--checkpoint", ckpt); err != nil {
+			rec, err := sampleLocal(cmd.Context(), c, o, cache)
+			if err != nil {
 				return err
 			}
-			rec, err := runner.Sample(cmd.Context(), c, runner.SampleOptions{
-				Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt, Checkpoint: ckpt, CacheDir: dir,
-			})
-			if err != nil {
-				return usageError{err}
-			}
-			if format == "json" {
-				return rec.WriteJSON(cmd.OutOrStdout())
-			}
-			return rec.WriteText(cmd.OutOrStdout(), policy.DefaultTokenizer().DisplayText)
+			return writeSample(cmd.OutOrStdout(), format, rec, policy.DefaultTokenizer().DisplayText)
 		},
 	}
 	f := cmd.Flags()
@@ -119,6 +105,33 @@ in the same tree shape, the budget counting the tokens the server reports.`,
 	f.StringVar(&format, "format", "text", "text (an indented tree) or json (one object)")
 	rf.add(cmd)
 	return cmd
+}
+
+// sampleLocal makes the group of `rollout sample` from o.Checkpoint, or
+// from c's base policy cached under --cache.
+func sampleLocal(ctx context.Context, c config.Experiment, o runner.SampleOptions, cache string) (*record.Group, error) {
+	if o.Checkpoint == "" {
+		dir, err := cacheDir(cache)
+		if err != nil {
+			return nil, err
+		}
+		o.CacheDir = dir
+	} else if _, _, err := loadCheckpoint("--checkpoint", o.Checkpoint); err != nil {
+		return nil, err
+	}
+	rec, err := runner.Sample(ctx, c, o)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return rec, nil
+}
+
+// writeSample prints a group's record as JSON or as text.
+func writeSample(w io.Writer, format string, rec *record.Group, text record.Detokenizer) error {
+	if format == "json" {
+		return rec.WriteJSON(w)
+	}
+	return rec.WriteText(w, text)
 }
 
 // sampleRemote makes one rollout group of c's strategy on one prompt from

@@ -45,9 +45,6 @@ server, the tokens counted as the server reports them.`,
 			if ckpt == "" && rf.url == "" {
 				return usageError{fmt.Errorf("--checkpoint or --policy: a checkpoint directory or a server's URL is required")}
 			}
-			if rf.url != "" && rmDir != "" {
-				return usageError{fmt.Errorf("--reward-model and --policy: the reward model reads a local policy's tokens")}
-			}
 			t, err := taskFromFlags(cmd, taskName, cfgPath)
 			if err != nil {
 				return err
@@ -65,39 +62,17 @@ server, the tokens counted as the server reports them.`,
 			if !noTree {
 				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
 			}
+			if rmDir != "" {
+				if cfg.Scorer, err = rewardModelScorer(rmDir); err != nil {
+					return err
+				}
+			}
 			if rf.url != "" {
-				if sampling.TopK > 0 {
-					return usageError{fmt.Errorf("--top-k and --policy: a completions server takes --temperature and --top-p only")}
-				}
-				s, err := rf.dial(cmd.Context())
-				if err != nil {
-					return err
-				}
-				pts, err := rl.MeasureRemoteTTC(cmd.Context(), s, t, cfg)
-				if err != nil {
-					return err
-				}
-				return writeTTC(cmd.OutOrStdout(), format, pts)
+				return remoteTTC(cmd, &rf, t, cfg, format)
 			}
 			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
-			}
-			if rmDir != "" {
-				rm, err := reward.Load(rmDir)
-				if errors.Is(err, fs.ErrNotExist) {
-					return usageError{fmt.Errorf("--reward-model %s: no reward model there (rollout reward-model writes one): %w", rmDir, err)}
-				}
-				if err != nil {
-					return err
-				}
-				cfg.Scorer = func(p task.Prompt, response string) float64 {
-					s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
-					if err != nil {
-						return math.Inf(-1) // unreadable by the reward model: never selected
-					}
-					return s[0]
-				}
 			}
 			pts, err := rl.MeasureTTC(cmd.Context(), m, tok, t, cfg)
 			if err != nil {
@@ -121,6 +96,43 @@ server, the tokens counted as the server reports them.`,
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
 	rf.add(cmd)
 	return cmd
+}
+
+// rewardModelScorer scores best-of-N candidates by the reward model in dir
+// (a response it cannot read, e.g. with characters outside its alphabet,
+// is never selected).
+func rewardModelScorer(dir string) (rl.Scorer, error) {
+	rm, err := reward.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageError{fmt.Errorf("--reward-model %s: no reward model there (rollout reward-model writes one): %w", dir, err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(p task.Prompt, response string) float64 {
+		s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
+		if err != nil {
+			return math.Inf(-1) // unreadable by the reward model: never selected
+		}
+		return s[0]
+	}, nil
+}
+
+// remoteTTC runs the test-time compute sweep against the policy behind
+// --policy and prints it.
+func remoteTTC(cmd *cobra.Command, rf *remoteFlags, t task.Task, cfg rl.TTCConfig, format string) error {
+	if cfg.Sampling.TopK > 0 {
+		return usageError{fmt.Errorf("--top-k and --policy: a completions server takes --temperature and --top-p only")}
+	}
+	s, err := rf.dial(cmd.Context())
+	if err != nil {
+		return err
+	}
+	pts, err := rl.MeasureRemoteTTC(cmd.Context(), s, t, cfg)
+	if err != nil {
+		return err
+	}
+	return writeTTC(cmd.OutOrStdout(), format, pts)
 }
 
 // writeTTC prints test-time compute points as a table or as JSON.
