@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/reward"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
 )
 
 // sampleShorthands maps sample's own flags to the config keys they set.
@@ -27,8 +33,9 @@ func newSampleCmd() *cobra.Command {
 	var sets, params []string
 	var seed uint64
 	var step, index int
+	var rf remoteFlags
 	cmd := &cobra.Command{
-		Use:   "sample [--config FILE [--variant V] | --task TASK] [--checkpoint DIR] [--strategy NAME] [--param key=value]... [--set key=value]... [--prompt TEXT | --split train|eval --index I] [--seed S] [--step N] [--format text|json]",
+		Use:   "sample [--config FILE [--variant V] | --task TASK] [--checkpoint DIR | --policy URL [--model NAME]] [--strategy NAME] [--param key=value]... [--set key=value]... [--prompt TEXT | --split train|eval --index I] [--seed S] [--step N] [--format text|json]",
 		Short: "Run one rollout group on one prompt and print its tree",
 		Long: `Makes one rollout group on one prompt exactly as a run of the config does (the same
 sampling request, random streams, rewards, advantages and filtering rule), and prints the
@@ -41,7 +48,10 @@ rollout.top_p=…, rollout.budget=… and train.advantage=…; --set overrides a
 The policy is --checkpoint, or the config's base policy (its checkpoint:, or pretrained and
 cached as rollout run does). The prompt is --prompt, or prompt --index of --split drawn
 with --seed. With a run's seed, --split train --step 0 and the base policy, group I equals
-group I of the run's step 1: rollout trees RUN --step 1 --group I prints the same text.`,
+group I of the run's step 1: rollout trees RUN --step 1 --group I prints the same text.
+With --policy URL (and --model NAME), the policy is the one behind that OpenAI-compatible
+server: flat, entropy_tree and random_tree groups are sampled through its completions API
+in the same tree shape, the budget counting the tokens the server reports.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
@@ -51,28 +61,26 @@ group I of the run's step 1: rollout trees RUN --step 1 --group I prints the sam
 			if err != nil {
 				return err
 			}
+			if err := rf.check(cmd); err != nil {
+				return err
+			}
 			c, err := sampleConfig(cmd, cfgPath, taskName, variant, params, sets)
 			if err != nil {
 				return err
 			}
-			dir := ""
-			if ckpt == "" {
-				if dir, err = cacheDir(cache); err != nil {
+			o := runner.SampleOptions{Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt, Checkpoint: ckpt}
+			if rf.url != "" {
+				rec, text, err := sampleRemote(cmd.Context(), &rf, c, o)
+				if err != nil {
 					return err
 				}
-			} else if _, _, err := loadCheckpoint("--checkpoint", ckpt); err != nil {
+				return writeSample(cmd.OutOrStdout(), format, rec, text)
+			}
+			rec, err := sampleLocal(cmd.Context(), c, o, cache)
+			if err != nil {
 				return err
 			}
-			rec, err := runner.Sample(cmd.Context(), c, runner.SampleOptions{
-				Seed: seed, Step: step, Split: sp, Index: index, Prompt: prompt, Checkpoint: ckpt, CacheDir: dir,
-			})
-			if err != nil {
-				return usageError{err}
-			}
-			if format == "json" {
-				return rec.WriteJSON(cmd.OutOrStdout())
-			}
-			return rec.WriteText(cmd.OutOrStdout(), policy.DefaultTokenizer().DisplayText)
+			return writeSample(cmd.OutOrStdout(), format, rec, policy.DefaultTokenizer().DisplayText)
 		},
 	}
 	f := cmd.Flags()
@@ -95,7 +103,113 @@ group I of the run's step 1: rollout trees RUN --step 1 --group I prints the sam
 	f.Uint64Var(&seed, "seed", 1, "seed (a run's seed reproduces its groups)")
 	f.IntVar(&step, "step", 0, "0-based RL step whose random streams are used")
 	f.StringVar(&format, "format", "text", "text (an indented tree) or json (one object)")
+	rf.add(cmd)
 	return cmd
+}
+
+// sampleLocal makes the group of `rollout sample` from o.Checkpoint, or
+// from c's base policy cached under --cache.
+func sampleLocal(ctx context.Context, c config.Experiment, o runner.SampleOptions, cache string) (*record.Group, error) {
+	if o.Checkpoint == "" {
+		dir, err := cacheDir(cache)
+		if err != nil {
+			return nil, err
+		}
+		o.CacheDir = dir
+	} else if _, _, err := loadCheckpoint("--checkpoint", o.Checkpoint); err != nil {
+		return nil, err
+	}
+	rec, err := runner.Sample(ctx, c, o)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return rec, nil
+}
+
+// writeSample prints a group's record as JSON or as text.
+func writeSample(w io.Writer, format string, rec *record.Group, text record.Detokenizer) error {
+	if format == "json" {
+		return rec.WriteJSON(w)
+	}
+	return rec.WriteText(w, text)
+}
+
+// sampleRemote makes one rollout group of c's strategy on one prompt from
+// the policy behind --policy, scores it with c's task and reward and sets
+// c's advantages, as a run would. It returns the group's record and the
+// text of the server's tokens.
+func sampleRemote(ctx context.Context, rf *remoteFlags, c config.Experiment, o runner.SampleOptions) (*record.Group, record.Detokenizer, error) {
+	t, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	est, err := search.NewEstimator(c.Train.Advantage)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	sp := c.Rollout.Sampling()
+	if sp.TopK > 0 {
+		return nil, nil, usageError{fmt.Errorf("rollout.top_k = %d: a completions server takes temperature and top-p only", sp.TopK)}
+	}
+	var mix *reward.Mixer
+	if c.Reward != reward.DefaultConfig() {
+		if c.Reward.Model != 0 {
+			return nil, nil, usageError{fmt.Errorf("reward.model = %g: the learned reward model reads a local policy's tokens; not with --policy", c.Reward.Model)}
+		}
+		if mix, err = reward.NewMixer(c.Reward, t, nil); err != nil {
+			return nil, nil, usageError{err}
+		}
+	}
+	p, id, err := samplePrompt(t, o)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	s, err := rf.dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Temperature, s.TopP = sp.Temperature, sp.TopP
+	s.MaxTokens, s.Budget = t.MaxResponseLen()+1, c.Rollout.Budget
+	s.Seed, s.Step = o.Seed, uint64(o.Step)
+	groups, err := s.Generate(ctx, st, rl.RemotePrompts(t, []task.Prompt{p}, []int{id}))
+	if err != nil {
+		return nil, nil, err
+	}
+	g := groups[0]
+	if err := rl.ScoreText(t, mix, s.Text, p, g, est); err != nil {
+		return nil, nil, err
+	}
+	rec := g.Record(p.Text, s.Text)
+	rec.Filtered = c.Train.FilterGroups && allSame(g.Rewards())
+	return rec, s.Text, nil
+}
+
+// samplePrompt is the prompt of o (its text, or index o.Index of o.Split
+// drawn with o.Seed) and the id that seeds its streams.
+func samplePrompt(t task.Task, o runner.SampleOptions) (task.Prompt, int, error) {
+	if o.Prompt != "" {
+		p, err := t.ParsePrompt(o.Prompt)
+		if err != nil {
+			return task.Prompt{}, 0, fmt.Errorf("--prompt %q: %w", o.Prompt, err)
+		}
+		return p, 0, nil
+	}
+	p, err := t.Prompt(o.Split, o.Seed, o.Index)
+	return p, o.Index, err
+}
+
+// allSame reports whether every value equals the first (true for none).
+func allSame(xs []float64) bool {
+	for _, x := range xs {
+		if x != xs[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // sampleConfig resolves the config `rollout sample` samples as: --config's

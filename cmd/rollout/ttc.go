@@ -26,18 +26,24 @@ func newTTCCmd() *cobra.Command {
 	var seed uint64
 	var noTree bool
 	var format string
+	var rf remoteFlags
 	sampling := policy.DefaultSampling
 	cmd := &cobra.Command{
-		Use:   "ttc --checkpoint DIR --task TASK [--n 1,2,4,8] [--prompts P]",
+		Use:   "ttc (--checkpoint DIR | --policy URL [--model NAME]) [--task TASK | --config FILE] [--n 1,2,4,8] [--prompts P]",
 		Short: "Test-time compute: accuracy against generated tokens for best-of-N, majority vote and tree search",
 		Long: `Samples N candidates per held-out prompt (flat, and as an entropy tree with N leaves where
 N is a multiple of 3), then selects one answer per prompt by best-of-N (by the reward model
 of --reward-model, else by the verifier: an oracle upper bound), by majority vote over the candidates' answers, and the same over
-tree leaves. Prints accuracy against mean generated tokens per prompt.`,
+tree leaves. Prints accuracy against mean generated tokens per prompt. With --policy URL
+(and --model NAME) the candidates come from the policy behind that OpenAI-compatible
+server, the tokens counted as the server reports them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ckpt == "" {
-				return usageError{fmt.Errorf("--checkpoint: a checkpoint directory is required")}
+			if err := rf.check(cmd); err != nil {
+				return err
+			}
+			if ckpt == "" && rf.url == "" {
+				return usageError{fmt.Errorf("--checkpoint or --policy: a checkpoint directory or a server's URL is required")}
 			}
 			t, err := taskFromFlags(cmd, taskName, cfgPath)
 			if err != nil {
@@ -52,38 +58,27 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 			if err := sampling.Validate(); err != nil {
 				return usageError{err}
 			}
+			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
+			if !noTree {
+				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
+			}
+			if rmDir != "" {
+				if cfg.Scorer, err = rewardModelScorer(rmDir); err != nil {
+					return err
+				}
+			}
+			if rf.url != "" {
+				return remoteTTC(cmd, &rf, t, cfg, format)
+			}
 			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
 			if err != nil {
 				return err
-			}
-			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
-			if rmDir != "" {
-				rm, err := reward.Load(rmDir)
-				if errors.Is(err, fs.ErrNotExist) {
-					return usageError{fmt.Errorf("--reward-model %s: no reward model there (rollout reward-model writes one): %w", rmDir, err)}
-				}
-				if err != nil {
-					return err
-				}
-				cfg.Scorer = func(p task.Prompt, response string) float64 {
-					s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
-					if err != nil {
-						return math.Inf(-1) // unreadable by the reward model: never selected
-					}
-					return s[0]
-				}
-			}
-			if !noTree {
-				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
 			}
 			pts, err := rl.MeasureTTC(cmd.Context(), m, tok, t, cfg)
 			if err != nil {
 				return usageError{err}
 			}
-			if format == "json" {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(pts)
-			}
-			return writeTTCTable(cmd.OutOrStdout(), pts)
+			return writeTTC(cmd.OutOrStdout(), format, pts)
 		},
 	}
 	f := cmd.Flags()
@@ -99,7 +94,53 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
 	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
+	rf.add(cmd)
 	return cmd
+}
+
+// rewardModelScorer scores best-of-N candidates by the reward model in dir
+// (a response it cannot read, e.g. with characters outside its alphabet,
+// is never selected).
+func rewardModelScorer(dir string) (rl.Scorer, error) {
+	rm, err := reward.Load(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageError{fmt.Errorf("--reward-model %s: no reward model there (rollout reward-model writes one): %w", dir, err)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func(p task.Prompt, response string) float64 {
+		s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
+		if err != nil {
+			return math.Inf(-1) // unreadable by the reward model: never selected
+		}
+		return s[0]
+	}, nil
+}
+
+// remoteTTC runs the test-time compute sweep against the policy behind
+// --policy and prints it.
+func remoteTTC(cmd *cobra.Command, rf *remoteFlags, t task.Task, cfg rl.TTCConfig, format string) error {
+	if cfg.Sampling.TopK > 0 {
+		return usageError{fmt.Errorf("--top-k and --policy: a completions server takes --temperature and --top-p only")}
+	}
+	s, err := rf.dial(cmd.Context())
+	if err != nil {
+		return err
+	}
+	pts, err := rl.MeasureRemoteTTC(cmd.Context(), s, t, cfg)
+	if err != nil {
+		return err
+	}
+	return writeTTC(cmd.OutOrStdout(), format, pts)
+}
+
+// writeTTC prints test-time compute points as a table or as JSON.
+func writeTTC(w io.Writer, format string, pts []rl.TTCPoint) error {
+	if format == "json" {
+		return json.NewEncoder(w).Encode(pts)
+	}
+	return writeTTCTable(w, pts)
 }
 
 // writeTTCTable prints test-time compute points as a table.

@@ -402,17 +402,23 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 // mixer's weighted terms when mix is not nil — and sets the estimator's
 // advantages. A leaf's reason is always the verifier's.
 func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
+	return ScoreText(t, mix, tok.ResponseText, p, g, est)
+}
+
+// ScoreText is Score with the text of a response's tokens given by text
+// (a remote policy's tokens are the server's, not tok's).
+func ScoreText(t task.Task, mix *reward.Mixer, text func([]int) string, p task.Prompt, g *search.Group, est search.Estimator) error {
 	leaves := g.Leaves()
 	if mix == nil {
 		for _, leaf := range leaves {
-			v := t.Verify(p, ResponseText(tok, leaf.Response()))
+			v := t.Verify(p, text(leaf.Response()))
 			leaf.SetOutcome(v.Reward, string(v.Reason))
 		}
 	} else {
 		prompts := make([]task.Prompt, len(leaves))
 		texts := make([]string, len(leaves))
 		for i, leaf := range leaves {
-			prompts[i], texts[i] = p, ResponseText(tok, leaf.Response())
+			prompts[i], texts[i] = p, text(leaf.Response())
 		}
 		scored, err := mix.Score(prompts, texts)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,10 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/openai"
+	"github.com/rollout-rl/rollout/policy/serve"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/remote"
 )
 
 func param(v ...float32) *nn.Param {
@@ -360,14 +364,48 @@ func TestSnapshotRestoreContinuesExactly(t *testing.T) {
 
 // Test-time compute: more candidates cost more tokens, and best-of-N with
 // the verifier (an oracle) is never below majority vote.
+// The same holds for the policy served by rollout serve on loopback and
+// sampled remotely.
 func TestMeasureTTC(t *testing.T) {
 	s := smallSetup(t, Config{})
-	pts, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, TTCConfig{
-		Prompts: 6, Ns: []int{1, 3, 6}, Sampling: policy.DefaultSampling, Seed: 2, Tree: TreeWithLeaves,
+	cfg := TTCConfig{Prompts: 6, Ns: []int{1, 3, 6}, Sampling: policy.DefaultSampling, Seed: 2, Tree: TreeWithLeaves}
+	t.Run("local", func(t *testing.T) {
+		pts, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTTC(t, pts)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Run("remote", func(t *testing.T) {
+		srv, err := serve.New(policy.NewEngine(s.Policy), s.Tokenizer, serve.Options{ModelName: "tiny"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { srv.Run(ctx); close(done) }()
+		hs := httptest.NewServer(srv.Handler())
+		defer func() { hs.Close(); cancel(); <-done }()
+		rs, err := remote.Dial(context.Background(), openai.Options{BaseURL: hs.URL}, "tiny")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts, err := MeasureRemoteTTC(context.Background(), rs, s.Task, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTTC(t, pts)
+		bad := cfg
+		bad.Sampling.TopK = 3
+		if _, err := MeasureRemoteTTC(context.Background(), rs, s.Task, bad); err == nil || !strings.Contains(err.Error(), "top-k 3") {
+			t.Errorf("top-k with a remote policy: error %v", err)
+		}
+	})
+}
+
+// checkTTC checks a test-time compute sweep over N = 1, 3, 6.
+func checkTTC(t *testing.T, pts []TTCPoint) {
+	t.Helper()
 	byMethod := map[string][]TTCPoint{}
 	for _, p := range pts {
 		byMethod[p.Method] = append(byMethod[p.Method], p)

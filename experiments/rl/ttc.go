@@ -7,6 +7,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/remote"
 )
 
 // Scorer scores a response to a prompt for best-of-N selection (a reward
@@ -41,17 +42,9 @@ type TTCConfig struct {
 // the first cfg.Prompts eval prompts.
 func MeasureTTC(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
 	setup := Setup{Task: t, Tokenizer: tok, Policy: m, Sampling: cfg.Sampling, Seed: cfg.Seed}
-	indices := make([]int, cfg.Prompts)
-	for i := range indices {
-		indices[i] = i
-	}
-	prompts, err := setup.Prompts(task.Eval, indices)
+	prompts, indices, err := ttcPrompts(t, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("test-time compute: %w", err)
-	}
-	score := cfg.Scorer
-	if score == nil {
-		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
+		return nil, err
 	}
 	run := func(st search.Strategy) ([]*search.Group, error) {
 		req, err := setup.Request(0, prompts, indices)
@@ -59,6 +52,59 @@ func MeasureTTC(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t t
 			return nil, err
 		}
 		return st.Generate(ctx, req)
+	}
+	return measureTTC(t, cfg, prompts, run, tok.ResponseText)
+}
+
+// MeasureRemoteTTC is MeasureTTC for a policy behind a completions server:
+// s's sampling settings are cfg.Sampling's (top-k is refused: the
+// completions API has none), its responses are at most the task's longest
+// response and one token more, and its seed and step cfg.Seed and 0.
+func MeasureRemoteTTC(ctx context.Context, s *remote.Sampler, t task.Task, cfg TTCConfig) ([]TTCPoint, error) {
+	if cfg.Sampling.TopK > 0 {
+		return nil, fmt.Errorf("test-time compute: top-k %d: a completions server takes temperature and top-p only", cfg.Sampling.TopK)
+	}
+	prompts, indices, err := ttcPrompts(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.Temperature, s.TopP = cfg.Sampling.Temperature, cfg.Sampling.TopP
+	s.MaxTokens, s.Seed, s.Step = t.MaxResponseLen()+1, cfg.Seed, 0
+	rps := RemotePrompts(t, prompts, indices)
+	run := func(st search.Strategy) ([]*search.Group, error) { return s.Generate(ctx, st, rps) }
+	return measureTTC(t, cfg, prompts, run, s.Text)
+}
+
+// RemotePrompts turns task prompts into prompts of a remote sampler, with
+// ids[i] seeding prompts[i]'s requests and the task's answer start.
+func RemotePrompts(t task.Task, prompts []task.Prompt, ids []int) []remote.Prompt {
+	out := make([]remote.Prompt, len(prompts))
+	for i, p := range prompts {
+		out[i] = remote.Prompt{Text: p.Text, ID: uint64(ids[i]), AnswerStart: func(r string) int { return t.AnswerStart(p, r) }}
+	}
+	return out
+}
+
+// ttcPrompts are the first cfg.Prompts eval prompts and their indices.
+func ttcPrompts(t task.Task, cfg TTCConfig) ([]task.Prompt, []int, error) {
+	setup := Setup{Task: t, Seed: cfg.Seed}
+	indices := make([]int, cfg.Prompts)
+	for i := range indices {
+		indices[i] = i
+	}
+	prompts, err := setup.Prompts(task.Eval, indices)
+	if err != nil {
+		return nil, nil, fmt.Errorf("test-time compute: %w", err)
+	}
+	return prompts, indices, nil
+}
+
+// measureTTC runs the sweep with run making the groups of a strategy and
+// text giving a response's text.
+func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(search.Strategy) ([]*search.Group, error), text func([]int) string) ([]TTCPoint, error) {
+	score := cfg.Scorer
+	if score == nil {
+		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
 	}
 	// select reports whether the candidate chosen by each method is correct.
 	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) {
@@ -69,10 +115,10 @@ func MeasureTTC(ctx context.Context, m *policy.Model, tok *policy.Tokenizer, t t
 			var verdicts []task.Verdict
 			best, bestScore := -1, 0.0
 			for j, leaf := range g.Leaves() {
-				text := ResponseText(tok, leaf.Response())
-				v := t.Verify(prompts[i], text)
+				resp := text(leaf.Response())
+				v := t.Verify(prompts[i], resp)
 				verdicts = append(verdicts, v)
-				if s := score(prompts[i], text); best < 0 || s > bestScore {
+				if s := score(prompts[i], resp); best < 0 || s > bestScore {
 					best, bestScore = j, s
 				}
 			}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/serve"
+)
+
+// serveTiny serves a random tiny policy on loopback in-process and returns
+// its URL and the completion tokens its answers reported, summed.
+func serveTiny(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	cfg, err := policy.Size("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := policy.NewModel(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := serve.New(policy.NewEngine(m), policy.DefaultTokenizer(), serve.Options{ModelName: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Run(ctx); close(done) }()
+	var used atomic.Int64
+	h := srv.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var resp struct {
+			Usage struct {
+				CompletionTokens int64 `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(rec.Body.Bytes(), &resp) == nil {
+			used.Add(resp.Usage.CompletionTokens)
+		}
+		w.WriteHeader(rec.Code)
+		io.Copy(w, rec.Body)
+	}))
+	t.Cleanup(func() { hs.Close(); cancel(); <-done })
+	return hs.URL, &used
+}
+
+// rollout sample and ttc with --policy against rollout serve on loopback,
+// and their refusals and failures. (A table of cases, hence the length.)
+func TestRemoteSampleAndTTC(t *testing.T) {
+	url, used := serveTiny(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadURL := "http://" + ln.Addr().String()
+	ln.Close()
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		contains []string // in stdout (exit 0) or stderr
+	}{
+		{name: "tree as JSON", args: []string{"sample", "--policy", url, "--model", "tiny", "--task", "add", "--strategy", "entropy_tree",
+			"--param", "m=2", "--param", "t=2", "--budget", "400", "--format", "json"}, contains: []string{`"strategy":"entropy_tree"`}},
+		{name: "flat as text", args: []string{"sample", "--policy", url, "--task", "add", "--strategy", "flat", "--param", "n=3", "--prompt", "12+34"},
+			contains: []string{"strategy flat: 3 trees, 3 leaves", `prompt "12+34"`}},
+		{name: "ttc", args: []string{"ttc", "--policy", url, "--task", "add", "--n", "1,3", "--prompts", "2", "--format", "json"},
+			contains: []string{`"method":"best_of_n"`, `"method":"tree_majority"`}},
+		{name: "checkpoint and policy", args: []string{"sample", "--policy", url, "--checkpoint", "x"}, code: 2, contains: []string{"--checkpoint and --policy"}},
+		{name: "model without policy", args: []string{"ttc", "--model", "tiny", "--checkpoint", "x"}, code: 2, contains: []string{"--model: only with --policy"}},
+		{name: "not a URL", args: []string{"sample", "--policy", "localhost:8000"}, code: 2, contains: []string{`--policy "localhost:8000": want the server's URL`}},
+		{name: "top-k", args: []string{"ttc", "--policy", url, "--top-k", "5"}, code: 2, contains: []string{"--top-k and --policy"}},
+		{name: "segment tree", args: []string{"sample", "--policy", url, "--strategy", "segment_tree"}, code: 1, contains: []string{`"segment_tree" has no remote form`}},
+		{name: "unknown model", args: []string{"sample", "--policy", url, "--model", "qwen"}, code: 1, contains: []string{`does not serve the model "qwen" (it serves: tiny)`}},
+		{name: "no server", args: []string{"sample", "--policy", deadURL, "--retries", "1"}, code: 1, contains: []string{deadURL + "/v1/models", "(after 2 attempts)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := used.Load()
+			code, out, errOut := rollout(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: stdout %q, stderr %q", code, tc.code, out, errOut)
+			}
+			text := out
+			if tc.code != 0 {
+				text = errOut
+			}
+			for _, w := range tc.contains {
+				if !strings.Contains(text, w) {
+					t.Errorf("output %q does not contain %q", text, w)
+				}
+			}
+			if tc.name != "tree as JSON" {
+				return
+			}
+			var rec struct {
+				Budget struct {
+					Limit           int64 `json:"limit"`
+					GeneratedTokens int64 `json:"generated_tokens"`
+				} `json:"budget"`
+				Nodes  []json.RawMessage `json:"nodes"`
+				Leaves []struct {
+					Advantages []float64 `json:"advantages"`
+					Reason     string    `json:"reason"`
+				} `json:"leaves"`
+			}
+			if err := json.NewDecoder(bytes.NewReader([]byte(out))).Decode(&rec); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := rec.Budget.GeneratedTokens, used.Load()-before; got != want || got > rec.Budget.Limit {
+				t.Errorf("budget: generated %d (limit %d), the server reported %d", got, rec.Budget.Limit, want)
+			}
+			if len(rec.Nodes) < 2 || len(rec.Leaves) != len(rec.Nodes) || rec.Leaves[0].Reason == "" {
+				t.Errorf("record of %d nodes, leaves %+v", len(rec.Nodes), rec.Leaves)
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// okBody is a valid answer to a request of n = 1 with logprobs.
+const okBody = `{"id":"x","choices":[{"text":"ab","index":0,"finish_reason":"length","logprobs":{"tokens":["a","b"],"token_logprobs":[-0.5,-1],"top_logprobs":[{"a":-0.5},{"b":-1}],"text_offset":[0,1]}}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`
+
+var okRequest = Request{Model: "m", Prompt: "12", N: 1, MaxTokens: 4, Temperature: 1, TopP: 1, Logprobs: 1}
+
+// fault answers the i-th attempt (0-based) of a request.
+type fault func(w http.ResponseWriter, r *http.Request, i int)
+
+func status(code int, body string) fault {
+	return func(w http.ResponseWriter, _ *http.Request, _ int) {
+		w.WriteHeader(code)
+		fmt.Fprint(w, body)
+	}
+}
+
+// Each fault of a server, as the client meets it: retried or not, and the
+// error it ends in. (A table of cases, hence the length.)
+func TestFaults(t *testing.T) {
+	apiError := `{"error":{"message":"the server is on fire","type":"server_error","param":null,"code":null}}`
+	cases := []struct {
+		name     string
+		answer   fault
+		opts     Options
+		wantErr  []string // substrings of the error; none: success
+		status   int      // of the *Error
+		attempts int      // requests the server saw
+		minWait  time.Duration
+	}{
+		{name: "ok", answer: status(200, okBody), attempts: 1},
+		{name: "429 then 200", attempts: 2, answer: func(w http.ResponseWriter, r *http.Request, i int) {
+			if i == 0 {
+				status(429, `{"error":{"message":"queue full"}}`)(w, r, i)
+				return
+			}
+			status(200, okBody)(w, r, i)
+		}},
+		{name: "Retry-After is honoured up to MaxBackoff", opts: Options{MaxBackoff: 30 * time.Millisecond}, attempts: 2,
+			answer: func(w http.ResponseWriter, r *http.Request, i int) {
+				if i == 0 {
+					w.Header().Set("Retry-After", "1")
+					status(429, `{"error":{"message":"slow down"}}`)(w, r, i)
+					return
+				}
+				status(200, okBody)(w, r, i)
+			}, minWait: 30 * time.Millisecond},
+		{name: "500 until giving up", answer: status(500, apiError), opts: Options{Retries: 2}, attempts: 3, status: 500,
+			wantErr: []string{"/v1/completions: 500 Internal Server Error: the server is on fire (after 3 attempts)"}},
+		{name: "400 is not retried", answer: status(400, `{"error":{"message":"n = 0, want 1..64","param":"n"}}`), attempts: 1, status: 400,
+			wantErr: []string{": 400 Bad Request: n = 0, want 1..64 (param n)"}},
+		{name: "error body that is not JSON", answer: status(503, "upstream gone"), opts: Options{Retries: -1}, attempts: 1, status: 503,
+			wantErr: []string{`503 Service Unavailable: "upstream gone"`}},
+		{name: "malformed JSON", answer: status(200, `{"choices": [`), attempts: 1, status: 200,
+			wantErr: []string{"malformed JSON in the answer", `"{\"choices\": ["`}},
+		{name: "truncated body", opts: Options{Retries: 1}, attempts: 2,
+			answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				w.Header().Set("Content-Length", "1000")
+				w.WriteHeader(200)
+				fmt.Fprint(w, okBody[:40])
+			},
+			wantErr: []string{"reading the answer (status 200) after 40 bytes", "unexpected EOF", "(after 2 attempts)"}},
+		{name: "slow server times out", opts: Options{Timeout: 50 * time.Millisecond, Retries: 1}, attempts: 2,
+			answer: func(w http.ResponseWriter, r *http.Request, _ int) {
+				readAll(r) // so that the server notices the client hanging up
+				select {
+				case <-r.Context().Done():
+				case <-time.After(5 * time.Second):
+				}
+			},
+			wantErr: []string{"no complete answer within the timeout of 50ms", "(after 2 attempts)"}},
+		{name: "wrong number of choices", answer: status(200, strings.Replace(okBody, `"index":0`, `"index":1`, 1)), attempts: 1, status: 200,
+			wantErr: []string{"choice 0 has index 1"}},
+		{name: "no logprobs", answer: status(200, `{"choices":[{"text":"ab","index":0,"logprobs":null}],"usage":{"completion_tokens":2}}`), attempts: 1,
+			wantErr: []string{"choice 0 has no logprobs"}, status: 200},
+		{name: "usage beyond max_tokens", answer: status(200, strings.Replace(okBody, `"completion_tokens":2`, `"completion_tokens":9`, 1)), attempts: 1,
+			wantErr: []string{"usage.completion_tokens = 9, more than n × max_tokens = 4"}, status: 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var seen atomic.Int32
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				tc.answer(w, r, int(seen.Add(1))-1)
+			}))
+			defer hs.Close()
+			o := tc.opts
+			o.BaseURL = hs.URL + "/v1"
+			o.Backoff = time.Millisecond
+			c, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			began := time.Now()
+			resp, err := c.Complete(context.Background(), okRequest)
+			if took := time.Since(began); took < tc.minWait || tc.minWait > 0 && took > time.Second {
+				t.Errorf("took %v, want at least %v and well below Retry-After's 1 s", took, tc.minWait)
+			}
+			if got := int(seen.Load()); got != tc.attempts {
+				t.Errorf("server saw %d requests, want %d", got, tc.attempts)
+			}
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resp.Usage.CompletionTokens != 2 || resp.Choices[0].Text != "ab" {
+					t.Errorf("response %+v", resp)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.wantErr)
+			}
+			msg := err.Error()
+			for _, w := range append(tc.wantErr, hs.URL+"/v1/completions") {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not contain %q", msg, w)
+				}
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Status != tc.status {
+				t.Errorf("error %#v, want an *Error with status %d", err, tc.status)
+			}
+		})
+	}
+}
+
+// A server that refuses connections is retried, then named.
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	c, err := New(Options{BaseURL: url, Retries: 2, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(context.Background(), okRequest)
+	var e *Error
+	if !errors.As(err, &e) || e.Attempts != 3 || e.Status != 0 || !strings.Contains(err.Error(), url+"/v1/completions") {
+		t.Errorf("error %v, want a connection error naming %s after 3 attempts", err, url)
+	}
+}
+
+// No more than Options.Concurrency requests are in flight at once.
+func TestConcurrencyLimit(t *testing.T) {
+	var live, peak atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := live.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		live.Add(-1)
+		fmt.Fprint(w, okBody)
+	}))
+	defer hs.Close()
+	c, err := New(Options{BaseURL: hs.URL, Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Complete(context.Background(), okRequest); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak of %d requests in flight, want 2", p)
+	}
+}
+
+// The request body carries what the Request asks for.
+func TestRequestBody(t *testing.T) {
+	cases := []struct {
+		name string
+		req  Request
+		want string
+	}{
+		{"text", okRequest, `{"model":"m","prompt":"12","n":1,"max_tokens":4,"temperature":1,"top_p":1,"logprobs":1}`},
+		{"ids, seed, stop, token ids, no logprobs",
+			Request{PromptIDs: []int{1, 5, 3}, N: 2, MaxTokens: 3, Temperature: 0.7, TopP: 0.9, Seed: 7, HasSeed: true, Stop: []string{"="}, Logprobs: -1, TokenIDs: true},
+			`{"prompt":[1,5,3],"n":2,"max_tokens":3,"temperature":0.7,"top_p":0.9,"seed":7,"stop":["="],"return_tokens_as_token_ids":true}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got string
+			hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b := new(strings.Builder)
+				_, _ = fmt.Fprint(b, readAll(r))
+				got = b.String()
+				w.WriteHeader(400)
+			}))
+			defer hs.Close()
+			c, _ := New(Options{BaseURL: hs.URL})
+			_, _ = c.Complete(context.Background(), tc.req)
+			if got != tc.want {
+				t.Errorf("body\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+func readAll(r *http.Request) string {
+	var b strings.Builder
+	buf := make([]byte, 512)
+	for {
+		n, err := r.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			return b.String()
+		}
+	}
+}
+
+func TestTopKEntropy(t *testing.T) {
+	lg := math.Log
+	// p = 1/2, 1/4, 1/8, 1/16, 1/16 over a vocabulary of 5.
+	probs := []float64{0.5, 0.25, 0.125, 0.0625, 0.0625}
+	var H float64
+	for _, p := range probs {
+		H -= p * lg(p)
+	}
+	top := func(k int) map[string]float64 {
+		m := map[string]float64{}
+		for i := range k {
+			m[fmt.Sprint(i)] = lg(probs[i])
+		}
+		return m
+	}
+	cases := []struct {
+		name       string
+		top        map[string]float64
+		k, vocab   int
+		est, upper float64
+	}{
+		{"whole distribution", top(5), 5, 5, H, H},
+		{"top 2 of 5", top(2), 2, 5, 0.5*lg(2) + 0.25*lg(4) + 0.25*lg(4), 0.5*lg(2) + 0.25*lg(4) + 0.25*lg(3/0.25)},
+		{"top 1, tail smaller than p_1", top(1), 1, 5, 0.5*lg(2) + 0.5*lg(2), 0.5*lg(2) + 0.5*lg(4/0.5)},
+		{"sampled token beyond the top 1 keeps the cap", map[string]float64{"0": lg(0.5), "4": lg(0.0625)}, 1, 0,
+			0.5*lg(2) + 0.0625*lg(16) + 0.4375*lg(1/0.4375), math.Inf(1)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			est, upper := TopKEntropy(tc.top, tc.k, tc.vocab)
+			if math.Abs(est-tc.est) > 1e-9 || !(math.IsInf(tc.upper, 1) && math.IsInf(upper, 1) || math.Abs(upper-tc.upper) < 1e-9) {
+				t.Errorf("got %g ≤ H ≤ %g, want %g and %g", est, upper, tc.est, tc.upper)
+			}
+			if tc.vocab == 5 && (est > H+1e-9 || upper < H-1e-9) {
+				t.Errorf("true entropy %g outside [%g, %g]", H, est, upper)
+			}
+		})
+	}
+}
