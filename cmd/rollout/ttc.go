@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
-	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 )
@@ -65,13 +63,7 @@ tree leaves. Prints accuracy against mean generated tokens per prompt.`,
 				if err != nil {
 					return err
 				}
-				cfg.Scorer = func(p task.Prompt, response string) float64 {
-					s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
-					if err != nil {
-						return math.Inf(-1) // unreadable by the reward model: never selected
-					}
-					return s[0]
-				}
+				cfg.Scorer = rm.SelectionScores
 			}
 			if !noTree {
 				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }

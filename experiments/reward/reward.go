@@ -23,13 +23,16 @@
 package reward
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/nlpodyssey/spago/mat"
 	"github.com/nlpodyssey/spago/nn"
 
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 )
 
@@ -150,6 +153,48 @@ func (m *Model) Scores(pairs []Pair) ([]float64, error) {
 		seqs[i] = ids
 	}
 	return m.ScoreTokens(seqs)
+}
+
+// SelectionScores returns the logit of each response to its prompt
+// (responses[i] to prompts[i]) for choosing among candidates, e.g. best-of-N
+// at test time: a pair the model cannot read (see Encode) scores −Inf, so
+// that it is never chosen, instead of failing the whole call. The pairs are
+// scored in batched forwards of similar lengths (sorted by token count, so
+// little of a batch is padding); each score equals the pair's score alone
+// up to rounding (see ScoreTokens).
+func (m *Model) SelectionScores(prompts []task.Prompt, responses []string) ([]float64, error) {
+	if len(prompts) != len(responses) {
+		return nil, fmt.Errorf("reward model: %d prompts for %d responses", len(prompts), len(responses))
+	}
+	out := make([]float64, len(responses))
+	var seqs [][]int
+	var at []int // at[k]: the pair seqs[k] encodes
+	for i, r := range responses {
+		ids, err := m.Encode(prompts[i].Text, r)
+		if err != nil {
+			out[i] = math.Inf(-1)
+			continue
+		}
+		seqs = append(seqs, ids)
+		at = append(at, i)
+	}
+	order := make([]int, len(seqs))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(len(seqs[a]), len(seqs[b])) })
+	sorted := make([][]int, len(seqs))
+	for k, o := range order {
+		sorted[k] = seqs[o]
+	}
+	scores, err := m.ScoreTokens(sorted)
+	if err != nil {
+		return nil, err
+	}
+	for k, o := range order {
+		out[at[o]] = scores[k]
+	}
+	return out, nil
 }
 
 // Sigmoid is the logistic function 1/(1+e^−x): a logit's probability.
