@@ -232,7 +232,7 @@ func (e *Engine) PrefillBatch(prompts [][]int, streams []Stream) ([]State, error
 		states[p] = st
 		e.counters.PrefillTokens += int64(len(prompt))
 	}
-	e.forward(rows)
+	e.forward(rows, nil)
 	return states, nil
 }
 
@@ -317,7 +317,7 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("step: %w", err)
 	}
-	rows := e.scratch.rows[:0]
+	rows, fresh := e.scratch.rows[:0], e.scratch.fresh[:0]
 	e.stepMark++
 	for i, s := range states {
 		st, ok := s.(*state)
@@ -335,26 +335,40 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 		}
 		st.mark = e.stepMark
 		if st.pending {
-			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true})
+			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true, out: i})
+		} else {
+			fresh = append(fresh, i)
 		}
 	}
-	e.scratch.rows = rows
+	e.scratch.rows, e.scratch.fresh = rows, fresh
+	// Sampling is per state (its logits and its stream), so the states can
+	// be split over goroutines without changing any result. A state whose
+	// pending token runs through the model is sampled by the goroutine that
+	// ran it, in the same pass (one hand-off per step instead of two, which
+	// matters most for the many small batches of a tree); the others (just
+	// prefilled or forked) in a pass of their own.
+	sample := func(w *work, i int) {
+		st := states[i].(*state)
+		tok := w.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, len(st.tokens)))
+		st.tokens = append(st.tokens, tok.ID)
+		st.pending = true
+		out[i] = tok
+	}
 	if len(rows) > 0 {
-		e.forward(rows)
+		e.forward(rows, func(w *work, rows []row) {
+			for _, r := range rows {
+				sample(w, r.out)
+			}
+		})
 		e.counters.DecodeTokens += int64(len(rows))
 	}
-	// Sampling is per state (its logits and its stream), so the states can
-	// be split over goroutines without changing any result.
-	e.parallel(len(states), chunksPerWorker, func(int) bool { return true }, func(w *work, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			st := states[i].(*state)
-			pos := len(st.tokens)
-			tok := w.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, pos))
-			st.tokens = append(st.tokens, tok.ID)
-			st.pending = true
-			out[i] = tok
-		}
-	})
+	if len(fresh) > 0 {
+		e.parallel(len(fresh), chunksPerWorker, func(int) bool { return true }, func(w *work, lo, hi int) {
+			for _, i := range fresh[lo:hi] {
+				sample(w, i)
+			}
+		})
+	}
 	e.counters.SampledTokens += int64(len(states))
 	return nil
 }
@@ -365,12 +379,14 @@ type row struct {
 	token  int
 	pos    int
 	logits bool // compute and keep the next-token logits of this row
+	out    int  // Step: the index of the row's state in the batch
 }
 
 // scratch is an Engine's reusable buffers, so that decoding does not
 // allocate per token.
 type scratch struct {
 	rows   []row
+	fresh  []int // Step: the states that have no row
 	bounds []int
 	work   []*work // one per goroutine of a split pass
 }
@@ -440,23 +456,29 @@ func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *wo
 }
 
 // forward runs rows through the model: it writes each row's key and value
-// into its state's own segment and, for rows that ask, stores the logits of
+// into its state's segment and, for rows that ask, stores the logits of
 // the next token there. Rows of one state must be consecutive positions in
-// increasing order, next to each other in rows.
+// increasing order, next to each other in rows. Then, if after is not nil,
+// the goroutine that ran a share of the rows calls after on that share.
 //
 // The rows are split over the engine's goroutines at state boundaries: a
 // row depends only on its own state's rows and cache, and every kernel used
 // computes a row's outputs from that row alone, so the split changes no
 // bit of any result.
-func (e *Engine) forward(rows []row) {
+func (e *Engine) forward(rows []row, after func(w *work, rows []row)) {
 	// One chunk per goroutine: each chunk streams all the weights through
 	// its core's cache once, so more chunks would cost more memory traffic.
 	e.parallel(len(rows), 1, func(i int) bool { return rows[i].st != rows[i-1].st }, func(w *work, lo, hi int) {
 		e.forwardRows(w, rows[lo:hi], lo == 0 && hi == len(rows))
+		// A state's rows are all in this share, and no other goroutine
+		// reads its segment.
+		for _, r := range rows[lo:hi] {
+			r.st.seg.n++
+		}
+		if after != nil {
+			after(w, rows[lo:hi])
+		}
 	})
-	for _, r := range rows {
-		r.st.seg.n++
-	}
 }
 
 // forwardRows is forward on one goroutine's share of the rows. When the

@@ -77,7 +77,7 @@ func (e *Engine) Logits(seq []int) ([][]float32, error) {
 	for i, id := range seq {
 		rows[i] = row{st: st, token: id, pos: i, logits: true}
 	}
-	e.forward(rows)
+	e.forward(rows, nil)
 	v := e.cfg.VocabSize
 	seg := st.seg
 	out := make([][]float32, len(seq))
