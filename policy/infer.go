@@ -570,6 +570,9 @@ func (s *segment) store(l, off int, k, v []float32) {
 	copy(s.v[l][off:off+len(v)], v)
 }
 
+// maxScoreTile bounds the kernel.MVTile that attend uses.
+const maxScoreTile = 16
+
 // attend computes one row's attention output over the keys and values of
 // positions 0..pos of its state's segment: per head one strided product for
 // the scores, then one pass over the value rows for all heads
@@ -580,11 +583,20 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
 	scores = grow(scores, c.Heads*n)
+	tile := min(kernel.MVTile(), maxScoreTile)
 	for h := 0; h < c.Heads; h++ {
 		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
-		if seg.k16 != nil {
+		switch {
+		case seg.k16 != nil:
 			kernel.ScoresF16(sh, qh, seg.k16[layer][h*hd:], d, n, hd)
-		} else {
+		case n < tile && c.MaxSeq >= tile:
+			// Fewer keys than the matrix-vector kernel's tile: score a
+			// tile's rows of the segment, those past n stale, and keep n
+			// (see kernel.MVTile; the same bits).
+			var buf [maxScoreTile]float32
+			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, seg.k[layer][h*hd:], d, 1, tile, hd, false)
+			copy(sh, buf[:n])
+		default:
 			kernel.MatMulNTStrided(sh, n, qh, hd, seg.k[layer][h*hd:], d, 1, n, hd, false)
 		}
 		softmaxScaled(sh, scale)
