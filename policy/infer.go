@@ -144,35 +144,25 @@ func (e *Engine) Config() Config { return e.cfg }
 // Counters reports the positions computed since the engine was made.
 func (e *Engine) Counters() Counters { return e.counters }
 
-// segment is one stretch of a KV cache: the keys, values and next-token
-// logits of consecutive positions start, start+1, … of one state. Forks
-// read their ancestors' segments up to the fork point; a segment is only
-// ever appended to, so what a fork sees never changes.
+// segment is the KV cache of one state: the keys, values and next-token
+// logits of its positions 0, 1, …. A fork starts with a copy of the
+// positions it shares (see Fork), so a state never reads another's
+// segment.
 //
 // The buffers are allocated at their full length (max_position_embeddings
-// positions) and never re-sliced, so that a forward pass split over
-// goroutines may write one state's new positions while another goroutine
-// reads a fork's earlier positions of the same segment.
+// positions) and never re-sliced, and are reused through Engine.free.
 type segment struct {
-	start  int
 	n      int         // positions filled
 	k, v   [][]float32 // per layer, [positions, dim]; nil with k16 and v16
 	k16    [][]uint16  // the same in binary16 (Engine.f16)
 	v16    [][]uint16
 	logits []float32 // [positions, vocab]: the distribution after each position
-	refs   int       // states whose spans include this segment
-}
-
-// span is the part of a segment a state sees.
-type span struct {
-	seg *segment
-	end int // absolute position one past the last visible one
 }
 
 // state is a decoding state of an Engine.
 type state struct {
 	eng       *Engine
-	spans     []span // ancestors' segments, then the state's own, last
+	seg       *segment // the state's cache; nil once released
 	tokens    []int
 	promptLen int
 	pending   bool // the last token has been sampled but not yet run through the model
@@ -181,7 +171,7 @@ type state struct {
 	mark      uint64 // the engine's stepMark of the last Step that had this state
 }
 
-func (e *Engine) newSegment(start int) *segment {
+func (e *Engine) newSegment() *segment {
 	var s *segment
 	if n := len(e.free); n > 0 {
 		s, e.free = e.free[n-1], e.free[:n-1]
@@ -199,7 +189,7 @@ func (e *Engine) newSegment(start int) *segment {
 		}
 		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
 	}
-	s.start, s.n, s.refs = start, 0, 1
+	s.n = 0
 	return s
 }
 
@@ -235,14 +225,14 @@ func (e *Engine) PrefillBatch(prompts [][]int, streams []Stream) ([]State, error
 	}
 	for p, prompt := range prompts {
 		st := &state{eng: e, tokens: append([]int(nil), prompt...), promptLen: len(prompt), stream: streams[p]}
-		st.spans = []span{{seg: e.newSegment(0)}}
+		st.seg = e.newSegment()
 		for i, id := range prompt {
 			rows = append(rows, row{st: st, token: id, pos: i, logits: i == len(prompt)-1})
 		}
 		states[p] = st
 		e.counters.PrefillTokens += int64(len(prompt))
 	}
-	e.forward(rows)
+	e.forward(rows, nil)
 	return states, nil
 }
 
@@ -252,7 +242,7 @@ func (s *state) Tokens() []int { return s.tokens }
 // PromptLen is the number of prompt tokens.
 func (s *state) PromptLen() int { return s.promptLen }
 
-// Fork returns a state sharing tokens[:at] and their cache.
+// Fork returns a state sharing tokens[:at], with a copy of their cache.
 func (s *state) Fork(at int, stream Stream) (State, error) {
 	if s.released {
 		return nil, errors.New("fork: state already released")
@@ -269,51 +259,53 @@ func (s *state) Fork(at int, stream Stream) (State, error) {
 	if child.pending {
 		visible = at - 1
 	}
-	for _, sp := range s.spans {
-		if sp.seg.start >= visible {
-			break
-		}
-		end := min(sp.seg.start+sp.seg.n, visible)
-		if sp.end != 0 {
-			end = min(end, sp.end)
-		}
-		sp.seg.refs++
-		child.spans = append(child.spans, span{seg: sp.seg, end: end})
-	}
-	child.spans = append(child.spans, span{seg: s.eng.newSegment(visible)})
+	child.seg = s.eng.newSegment()
+	child.seg.copyFrom(s.seg, visible, s.eng.cfg)
 	return child, nil
 }
 
-// Release returns the state's cache to the engine once no fork uses it.
+// copyFrom fills positions [0, n) of the segment (keys, values and logits
+// of every layer) from src and marks them filled. Forks copy what they
+// share instead of reading their ancestors' segments, so that every
+// state's cache is one contiguous segment: attention then runs one product
+// per head over the whole context instead of one per ancestor, many of
+// them shorter than a kernel tile. A fork copies a few hundred kilobytes
+// (tiny model, full context) and then samples tens of positions; the
+// memory is the same, since every segment is allocated at full length.
+func (s *segment) copyFrom(src *segment, n int, c Config) {
+	d, v := c.Dim, c.VocabSize
+	for l := range c.Layers {
+		if s.k16 != nil {
+			copy(s.k16[l][:n*d], src.k16[l][:n*d])
+			copy(s.v16[l][:n*d], src.v16[l][:n*d])
+		} else {
+			copy(s.k[l][:n*d], src.k[l][:n*d])
+			copy(s.v[l][:n*d], src.v[l][:n*d])
+		}
+	}
+	copy(s.logits[:n*v], src.logits[:n*v])
+	s.n = n
+}
+
+// Release returns the state's cache to the engine.
 func (s *state) Release() {
 	if s.released {
 		return
 	}
 	s.released = true
-	for _, sp := range s.spans {
-		sp.seg.refs--
-		if sp.seg.refs == 0 {
-			s.eng.free = append(s.eng.free, sp.seg)
-		}
-	}
-	s.spans = nil
+	s.eng.free = append(s.eng.free, s.seg)
+	s.seg = nil
 }
 
-// own is the segment the state appends to.
-func (s *state) own() *segment { return s.spans[len(s.spans)-1].seg }
-
 // nextLogits returns the logits of the distribution of the state's next
-// token, at position len(tokens).
+// token, at position len(tokens): they were computed when position
+// len(tokens)−1 was run (nil while that token is pending).
 func (s *state) nextLogits() []float32 {
-	p := len(s.tokens) - 1 // the logits were computed when position p was run
-	v := s.eng.cfg.VocabSize
-	for i := len(s.spans) - 1; i >= 0; i-- {
-		seg := s.spans[i].seg
-		if p >= seg.start && p < seg.start+seg.n {
-			return seg.logits[(p-seg.start)*v : (p-seg.start+1)*v]
-		}
+	p, v := len(s.tokens)-1, s.eng.cfg.VocabSize
+	if p >= s.seg.n {
+		return nil
 	}
-	return nil
+	return s.seg.logits[p*v : (p+1)*v]
 }
 
 // Step samples one token per state, after running every pending token
@@ -325,7 +317,7 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("step: %w", err)
 	}
-	rows := e.scratch.rows[:0]
+	rows, fresh := e.scratch.rows[:0], e.scratch.fresh[:0]
 	e.stepMark++
 	for i, s := range states {
 		st, ok := s.(*state)
@@ -343,26 +335,40 @@ func (e *Engine) Step(states []State, cfg Sampling, out []Token) error {
 		}
 		st.mark = e.stepMark
 		if st.pending {
-			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true})
+			rows = append(rows, row{st: st, token: st.tokens[len(st.tokens)-1], pos: len(st.tokens) - 1, logits: true, out: i})
+		} else {
+			fresh = append(fresh, i)
 		}
 	}
-	e.scratch.rows = rows
+	e.scratch.rows, e.scratch.fresh = rows, fresh
+	// Sampling is per state (its logits and its stream), so the states can
+	// be split over goroutines without changing any result. A state whose
+	// pending token runs through the model is sampled by the goroutine that
+	// ran it, in the same pass (one hand-off per step instead of two, which
+	// matters most for the many small batches of a tree); the others (just
+	// prefilled or forked) in a pass of their own.
+	sample := func(w *work, i int) {
+		st := states[i].(*state)
+		tok := w.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, len(st.tokens)))
+		st.tokens = append(st.tokens, tok.ID)
+		st.pending = true
+		out[i] = tok
+	}
 	if len(rows) > 0 {
-		e.forward(rows)
+		e.forward(rows, func(w *work, rows []row) {
+			for _, r := range rows {
+				sample(w, r.out)
+			}
+		})
 		e.counters.DecodeTokens += int64(len(rows))
 	}
-	// Sampling is per state (its logits and its stream), so the states can
-	// be split over goroutines without changing any result.
-	e.parallel(len(states), chunksPerWorker, func(int) bool { return true }, func(w *work, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			st := states[i].(*state)
-			pos := len(st.tokens)
-			tok := w.sampler.sample(st.nextLogits(), cfg, uniform(st.stream, pos))
-			st.tokens = append(st.tokens, tok.ID)
-			st.pending = true
-			out[i] = tok
-		}
-	})
+	if len(fresh) > 0 {
+		e.parallel(len(fresh), chunksPerWorker, func(int) bool { return true }, func(w *work, lo, hi int) {
+			for _, i := range fresh[lo:hi] {
+				sample(w, i)
+			}
+		})
+	}
 	e.counters.SampledTokens += int64(len(states))
 	return nil
 }
@@ -373,12 +379,14 @@ type row struct {
 	token  int
 	pos    int
 	logits bool // compute and keep the next-token logits of this row
+	out    int  // Step: the index of the row's state in the batch
 }
 
 // scratch is an Engine's reusable buffers, so that decoding does not
 // allocate per token.
 type scratch struct {
 	rows   []row
+	fresh  []int // Step: the states that have no row
 	bounds []int
 	work   []*work // one per goroutine of a split pass
 }
@@ -448,23 +456,29 @@ func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *wo
 }
 
 // forward runs rows through the model: it writes each row's key and value
-// into its state's own segment and, for rows that ask, stores the logits of
+// into its state's segment and, for rows that ask, stores the logits of
 // the next token there. Rows of one state must be consecutive positions in
-// increasing order, next to each other in rows.
+// increasing order, next to each other in rows. Then, if after is not nil,
+// the goroutine that ran a share of the rows calls after on that share.
 //
 // The rows are split over the engine's goroutines at state boundaries: a
 // row depends only on its own state's rows and cache, and every kernel used
 // computes a row's outputs from that row alone, so the split changes no
 // bit of any result.
-func (e *Engine) forward(rows []row) {
+func (e *Engine) forward(rows []row, after func(w *work, rows []row)) {
 	// One chunk per goroutine: each chunk streams all the weights through
 	// its core's cache once, so more chunks would cost more memory traffic.
 	e.parallel(len(rows), 1, func(i int) bool { return rows[i].st != rows[i-1].st }, func(w *work, lo, hi int) {
 		e.forwardRows(w, rows[lo:hi], lo == 0 && hi == len(rows))
+		// A state's rows are all in this share, and no other goroutine
+		// reads its segment.
+		for _, r := range rows[lo:hi] {
+			r.st.seg.n++
+		}
+		if after != nil {
+			after(w, rows[lo:hi])
+		}
 	})
-	for _, r := range rows {
-		r.st.own().n++
-	}
 }
 
 // forwardRows is forward on one goroutine's share of the rows. When the
@@ -496,20 +510,18 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
 				e.rope.rotate(sc.k[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
 			}
-			seg := r.st.own()
-			off := (r.pos - seg.start) * d
-			seg.store(l, off, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
+			r.st.seg.store(l, r.pos*d, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
 			parallelFor(R, func(lo, hi int) {
 				var scores []float32
 				for i := lo; i < hi; i++ {
-					scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, scores)
+					scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.seg, rows[i].pos, l, c, scale, scores)
 				}
 			})
 		} else {
 			for i := range rows {
-				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.spans, rows[i].pos, l, c, scale, sc.scores)
+				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.seg, rows[i].pos, l, c, scale, sc.scores)
 			}
 		}
 		w.wo.mulT(sc.o, sc.input(sc.att, R, d))
@@ -540,9 +552,8 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	e.w.head.mulT(sc.logits, sc.input(sc.headIn, H, d))
 	for j, i := range sc.headRows {
 		r := rows[i]
-		seg := r.st.own()
-		off := (r.pos - seg.start) * c.VocabSize
-		copy(seg.logits[off:off+c.VocabSize], sc.logits[j*c.VocabSize:(j+1)*c.VocabSize])
+		off := r.pos * c.VocabSize
+		copy(r.st.seg.logits[off:off+c.VocabSize], sc.logits[j*c.VocabSize:(j+1)*c.VocabSize])
 	}
 }
 
@@ -559,39 +570,42 @@ func (s *segment) store(l, off int, k, v []float32) {
 	copy(s.v[l][off:off+len(v)], v)
 }
 
-// attend computes one row's attention output over the keys and values its
-// state sees, positions 0..pos: per head and span of the cache chain, one
-// strided product for the scores, then per span one pass over the value
-// rows for all heads (kernel.AttendValues, the bits of per-head products);
-// a binary16 cache is read by the kernels' F16 variants, with the bits of
-// the same products on the widened values.
-// scores holds one row of pos+1 weights per head.
-func attend(out, q []float32, spans []span, pos, layer int, c Config, scale float32, scores []float32) []float32 {
+// maxScoreTile bounds the kernel.MVTile that attend uses.
+const maxScoreTile = 16
+
+// attend computes one row's attention output over the keys and values of
+// positions 0..pos of its state's segment: per head one strided product for
+// the scores, then one pass over the value rows for all heads
+// (kernel.AttendValues, the bits of per-head products); a binary16 cache is
+// read by the kernels' F16 variants, with the bits of the same products on
+// the widened values. scores holds one row of pos+1 weights per head.
+func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
 	scores = grow(scores, c.Heads*n)
+	tile := min(kernel.MVTile(), maxScoreTile)
 	for h := 0; h < c.Heads; h++ {
 		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
-		p := 0
-		forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-			if seg.k16 != nil {
-				kernel.ScoresF16(sh[p:], qh, seg.k16[layer][from*d+h*hd:], d, cnt, hd)
-			} else {
-				kernel.MatMulNTStrided(sh[p:], cnt, qh, hd, seg.k[layer][from*d+h*hd:], d, 1, cnt, hd, false)
-			}
-			p += cnt
-		})
+		switch {
+		case seg.k16 != nil:
+			kernel.ScoresF16(sh, qh, seg.k16[layer][h*hd:], d, n, hd)
+		case n < tile && c.MaxSeq >= tile:
+			// Fewer keys than the matrix-vector kernel's tile: score a
+			// tile's rows of the segment, those past n stale, and keep n
+			// (see kernel.MVTile; the same bits).
+			var buf [maxScoreTile]float32
+			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, seg.k[layer][h*hd:], d, 1, tile, hd, false)
+			copy(sh, buf[:n])
+		default:
+			kernel.MatMulNTStrided(sh, n, qh, hd, seg.k[layer][h*hd:], d, 1, n, hd, false)
+		}
 		softmaxScaled(sh, scale)
 	}
-	p := 0
-	forEachSpan(spans, n, func(seg *segment, from, cnt int) {
-		if seg.v16 != nil {
-			kernel.AttendValuesF16(out[:d], scores[p:], n, seg.v16[layer][from*d:], d, cnt, d, hd, p > 0)
-		} else {
-			kernel.AttendValues(out[:d], scores[p:], n, seg.v[layer][from*d:], d, cnt, d, hd, p > 0)
-		}
-		p += cnt
-	})
+	if seg.v16 != nil {
+		kernel.AttendValuesF16(out[:d], scores, n, seg.v16[layer], d, n, d, hd, false)
+	} else {
+		kernel.AttendValues(out[:d], scores, n, seg.v[layer], d, n, d, hd, false)
+	}
 	return scores
 }
 
@@ -627,21 +641,4 @@ func maxOf(s []float32) float32 {
 		m0 = max(m0, s[j])
 	}
 	return max(max(m0, m1), max(m2, m3))
-}
-
-// forEachSpan visits positions 0..n−1 of a span chain as runs within one
-// segment: the segment, the index of the run's first position in it and
-// the run's length.
-func forEachSpan(spans []span, n int, fn func(seg *segment, from, cnt int)) {
-	pos := 0
-	for si, sp := range spans {
-		end := n
-		if si < len(spans)-1 {
-			end = min(sp.end, n)
-		}
-		if end > pos {
-			fn(sp.seg, pos-sp.seg.start, end-pos)
-			pos = end
-		}
-	}
 }

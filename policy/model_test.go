@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/nlpodyssey/spago/ag"
@@ -407,5 +408,59 @@ func TestStepRejectsDuplicateState(t *testing.T) {
 	}
 	if err := e.Step([]State{st, st}, DefaultSampling, make([]Token, 2)); err == nil {
 		t.Fatal("no error for a state given twice")
+	}
+}
+
+// A fork copies the cache it shares, so releasing a parent returns the
+// parent's cache at once, while its forks go on sampling what they would
+// have sampled with the parent alive.
+func TestReleasedParentFreesItsCache(t *testing.T) {
+	for _, kind := range engineKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			m := randomModel(t, testConfig, 5)
+			cfg := Sampling{Temperature: 1.1}
+			run := func(releaseParent bool) ([]Token, int) {
+				e := NewEngine(m, kind.opts...)
+				parent, err := e.Prefill([]int{BOS, 8, 9, SEP}, Stream{Seed: 2, ID: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := make([]Token, 1)
+				for range 6 {
+					if err := e.Step([]State{parent}, cfg, out); err != nil {
+						t.Fatal(err)
+					}
+				}
+				child, err := parent.Fork(7, Stream{Seed: 2, ID: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				grandchild, err := child.Fork(7, Stream{Seed: 2, ID: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if releaseParent {
+					parent.Release()
+					child.Release()
+				}
+				freed := len(e.free)
+				var toks []Token
+				for range 8 {
+					if err := e.Step([]State{grandchild}, cfg, out); err != nil {
+						t.Fatal(err)
+					}
+					toks = append(toks, out[0])
+				}
+				return toks, freed
+			}
+			kept, freedKept := run(false)
+			alone, freed := run(true)
+			if freedKept != 0 || freed != 2 {
+				t.Errorf("caches free: %d with parents live, %d after releasing both, want 0 and 2", freedKept, freed)
+			}
+			if !slices.Equal(kept, alone) {
+				t.Errorf("grandchild samples %v with its parents released, %v with them live", alone, kept)
+			}
+		})
 	}
 }

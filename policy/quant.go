@@ -71,15 +71,15 @@ func (e *Engine) Logits(seq []int) ([][]float32, error) {
 		}
 	}
 	st := &state{eng: e, tokens: append([]int(nil), seq...), promptLen: len(seq)}
-	st.spans = []span{{seg: e.newSegment(0)}}
+	st.seg = e.newSegment()
 	defer st.Release()
 	rows := make([]row, len(seq))
 	for i, id := range seq {
 		rows[i] = row{st: st, token: id, pos: i, logits: true}
 	}
-	e.forward(rows)
+	e.forward(rows, nil)
 	v := e.cfg.VocabSize
-	seg := st.own()
+	seg := st.seg
 	out := make([][]float32, len(seq))
 	for i := range out {
 		out[i] = append([]float32(nil), seg.logits[i*v:(i+1)*v]...)

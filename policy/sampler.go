@@ -36,11 +36,12 @@ type State interface {
 	PromptLen() int
 	// Fork returns a new state that shares Tokens()[:at] (and their KV
 	// cache) with this one and whose next token, at position at, is sampled
-	// anew from stream. PromptLen() <= at <= len(Tokens()). It costs O(1) of
-	// the shared length and no forward position.
+	// anew from stream. PromptLen() <= at <= len(Tokens()). It costs no
+	// forward position (Engine copies the shared cache: memory traffic
+	// proportional to at, no model computation).
 	Fork(at int, stream Stream) (State, error)
 	// Release tells the sampler the state will not be used again, so its
-	// cache memory can be reused once no fork refers to it.
+	// cache memory can be reused (by Engine at once: its forks hold copies).
 	Release()
 }
 

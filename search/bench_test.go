@@ -18,7 +18,10 @@ var FlatVsTree16 = []search.Strategy{
 
 // BenchFlatVsTree runs flat N=16 against entropy_tree with 16 leaves on
 // fresh samplers from newSampler and reports generated tokens per leaf
-// ("tokens/leaf") and wall time per leaf ("ns/leaf"). It is generic over the
+// ("tokens/leaf"), wall time per leaf ("ns/leaf") and per generated token
+// ("ns/token"), and the process's CPU time per generated token
+// ("cpu-ns/token": steadier than wall time when other processes share the
+// machine; it counts both cores of a split pass). It is generic over the
 // policy so the same comparison runs on the real transformer:
 //
 //	search_test.BenchFlatVsTree(b, func() policy.Sampler { ... }, req)
@@ -30,6 +33,7 @@ func BenchFlatVsTree(b *testing.B, newSampler func() policy.Sampler, req search.
 		b.Run(st.Name(), func(b *testing.B) {
 			var tokens, leaves int64
 			var wall float64
+			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
 				r := req
 				r.Sampler = newSampler()
@@ -44,6 +48,10 @@ func BenchFlatVsTree(b *testing.B, newSampler func() policy.Sampler, req search.
 			}
 			b.ReportMetric(float64(tokens)/float64(leaves), "tokens/leaf")
 			b.ReportMetric(wall/float64(leaves), "ns/leaf")
+			b.ReportMetric(wall/float64(tokens), "ns/token")
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(tokens), "cpu-ns/token")
+			}
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -109,13 +108,7 @@ func rewardModelScorer(dir string) (rl.Scorer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(p task.Prompt, response string) float64 {
-		s, err := rm.Scores([]reward.Pair{{Prompt: p.Text, Response: response}})
-		if err != nil {
-			return math.Inf(-1) // unreadable by the reward model: never selected
-		}
-		return s[0]
-	}, nil
+	return rm.SelectionScores, nil
 }
 
 // remoteTTC runs the test-time compute sweep against the policy behind

@@ -1,6 +1,7 @@
 package reward
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/rollout-rl/rollout/experiments/task"
@@ -44,4 +45,78 @@ func BenchmarkScoreTiny(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(seqs))/b.Elapsed().Seconds(), "responses/s")
+}
+
+// BenchmarkSelectionScores scores the 12 candidates of each of 16 "add"
+// prompts (192 responses of mixed lengths) with a tiny-size reward model, as
+// `rollout ttc --reward-model` does at N = 12: one response a forward (the
+// way ttc scored before) against SelectionScores' batched forwards.
+func BenchmarkSelectionScores(b *testing.B) {
+	cfg, err := policy.Size("tiny")
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := policy.NewModel(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := NewModel(base, policy.DefaultTokenizer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	tk, err := task.New("add", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var prompts []task.Prompt
+	var responses []string
+	for i := range 16 {
+		p, err := tk.Prompt(task.Eval, 1, i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range 12 {
+			r := p.Demo
+			switch j % 3 {
+			case 1:
+				r = tk.FlawedDemo(p, rng)
+			case 2:
+				r = r[:len(r)/2]
+			}
+			prompts, responses = append(prompts, p), append(responses, r)
+		}
+	}
+	for _, bc := range []struct {
+		name  string
+		score func() error
+	}{
+		{"one_at_a_time", func() error {
+			for i, r := range responses {
+				if _, err := m.Scores([]Pair{{prompts[i].Text, r}}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"batched", func() error {
+			_, err := m.SelectionScores(prompts, responses)
+			return err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cpu0 := processCPU()
+			for range b.N {
+				if err := bc.score(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := float64(b.N * len(responses))
+			b.ReportMetric(n/b.Elapsed().Seconds(), "responses/s")
+			// Per second of CPU time: steadier than wall time on a shared machine.
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(n/cpu.Seconds(), "responses/cpu-s")
+			}
+		})
+	}
 }

@@ -308,3 +308,64 @@ func TestScoresConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// SelectionScores scores many candidates of many prompts in batched
+// forwards; each score must equal the pair's score alone, and a pair the
+// model cannot read must score −Inf without failing the others.
+func TestSelectionScoresMatchOneAtATime(t *testing.T) {
+	m := smallModel(t, 2)
+	for i := range mat.Data[float32](m.Weight) {
+		mat.Data[float32](m.Weight)[i] = float32(i%5) - 2
+	}
+	mat.Data[float32](m.Bias)[0] = 0.25
+	tk := smallTask(t)
+	rng := rand.New(rand.NewPCG(4, 5))
+	var many []Pair // more pairs than one forward's chunk, of mixed lengths
+	for i := 0; len(many) < scoreChunk+40; i++ {
+		p, err := tk.Prompt(task.Eval, 3, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		many = append(many, Pair{p.Text, p.Demo}, Pair{p.Text, tk.FlawedDemo(p, rng)}, Pair{p.Text, p.Demo[:len(p.Demo)/2]})
+	}
+	for _, tc := range []struct {
+		name  string
+		pairs []Pair
+	}{
+		{"none", nil},
+		{"one", []Pair{{"12+34", "06 04=46"}}},
+		{"unreadable among readable", []Pair{{"1+2", "3"}, {"1+2", "é"}, {"99+99", "18 19=198"}, {"1+2", strings.Repeat("1", 40)}}},
+		{"every pair unreadable", []Pair{{"1+2", "é"}}},
+		{"many prompts, several chunks", many},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prompts := make([]task.Prompt, len(tc.pairs))
+			responses := make([]string, len(tc.pairs))
+			for i, p := range tc.pairs {
+				prompts[i], responses[i] = task.Prompt{Text: p.Prompt}, p.Response
+			}
+			got, err := m.SelectionScores(prompts, responses)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.pairs) {
+				t.Fatalf("%d scores for %d pairs", len(got), len(tc.pairs))
+			}
+			for i, p := range tc.pairs {
+				one, err := m.Scores([]Pair{p})
+				if err != nil {
+					if !math.IsInf(got[i], -1) {
+						t.Errorf("pair %d (%q → %q) is unreadable (%v) but scores %v, want −Inf", i, p.Prompt, p.Response, err, got[i])
+					}
+					continue
+				}
+				if math.Abs(one[0]-got[i]) > 1e-5 {
+					t.Errorf("pair %d (%q → %q) scores %v alone, %v batched", i, p.Prompt, p.Response, one[0], got[i])
+				}
+			}
+		})
+	}
+	if _, err := m.SelectionScores(make([]task.Prompt, 2), []string{"1"}); err == nil {
+		t.Error("2 prompts for 1 response: no error")
+	}
+}

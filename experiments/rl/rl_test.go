@@ -3,6 +3,7 @@ package rl
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -424,6 +425,68 @@ func checkTTC(t *testing.T, pts []TTCPoint) {
 		if p.Acc < byMethod["majority"][i].Acc {
 			t.Errorf("N=%d: oracle best-of-N %.2f below majority %.2f", p.N, p.Acc, byMethod["majority"][i].Acc)
 		}
+	}
+}
+
+// MeasureTTC hands the scorer every candidate of every prompt in one call
+// per sweep point (so a reward model scores them in batched forwards),
+// selects by its scores, and reports a scorer's error.
+func TestMeasureTTCScoresInOneCallPerPoint(t *testing.T) {
+	s := smallSetup(t, Config{})
+	const prompts = 5
+	oracle := func(ps []task.Prompt, rs []string) ([]float64, error) {
+		out := make([]float64, len(rs))
+		for i := range rs {
+			out[i] = s.Task.Verify(ps[i], rs[i]).Reward
+		}
+		return out, nil
+	}
+	var sizes []int
+	counting := func(ps []task.Prompt, rs []string) ([]float64, error) {
+		sizes = append(sizes, len(rs))
+		return oracle(ps, rs)
+	}
+	cfg := TTCConfig{Prompts: prompts, Ns: []int{1, 3, 6}, Sampling: policy.DefaultSampling, Seed: 2, Tree: TreeWithLeaves}
+	want, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Scorer = counting
+	got, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("with the verifier as scorer: %+v, want the default's %+v", got, want)
+	}
+	// best-of-1, best-of-3, tree of 3, best-of-6, tree of 6: every candidate
+	// at once (a tree has at most N leaves a prompt: a response that ends
+	// before its fork point does not fork).
+	wantSizes := []int{prompts, 3 * prompts, 3 * prompts, 6 * prompts, 6 * prompts}
+	isTree := []bool{false, false, true, false, true}
+	if len(sizes) != len(wantSizes) {
+		t.Fatalf("scorer calls of %v candidates, want %v", sizes, wantSizes)
+	}
+	for i, n := range sizes {
+		if (!isTree[i] && n != wantSizes[i]) || n < prompts || n > wantSizes[i] {
+			t.Errorf("scorer call %d of %d candidates, want %d (at least %d for a tree)", i, n, wantSizes[i], prompts)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		scorer  Scorer
+		wantErr string
+	}{
+		{"error", func([]task.Prompt, []string) ([]float64, error) { return nil, errors.New("model gone") }, "model gone"},
+		{"too few scores", func([]task.Prompt, []string) ([]float64, error) { return []float64{1}, nil }, "1 scores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg.Scorer = tc.scorer
+			cfg.Ns = []int{3}
+			if _, err := MeasureTTC(context.Background(), s.Policy, s.Tokenizer, s.Task, cfg); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 

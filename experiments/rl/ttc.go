@@ -10,9 +10,12 @@ import (
 	"github.com/rollout-rl/rollout/search/remote"
 )
 
-// Scorer scores a response to a prompt for best-of-N selection (a reward
-// model's logit, or the verifier's reward); higher is better.
-type Scorer func(p task.Prompt, response string) float64
+// Scorer scores responses for best-of-N selection: scores[i] is the score
+// of responses[i] to prompts[i] (a reward model's logit, or the verifier's
+// reward); higher is better. MeasureTTC calls it once per sweep point with
+// every candidate of every prompt, so that a model can score them all in
+// batched forwards (reward.Model.SelectionScores does).
+type Scorer func(prompts []task.Prompt, responses []string) ([]float64, error)
 
 // TTCPoint is one point of an accuracy-against-compute curve of test-time
 // compute: a selection method at N candidates per prompt.
@@ -104,28 +107,51 @@ func ttcPrompts(t task.Task, cfg TTCConfig) ([]task.Prompt, []int, error) {
 func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(search.Strategy) ([]*search.Group, error), text func([]int) string) ([]TTCPoint, error) {
 	score := cfg.Scorer
 	if score == nil {
-		score = func(p task.Prompt, r string) float64 { return t.Verify(p, r).Reward }
+		score = func(ps []task.Prompt, rs []string) ([]float64, error) {
+			out := make([]float64, len(rs))
+			for i, r := range rs {
+				out[i] = t.Verify(ps[i], r).Reward
+			}
+			return out, nil
+		}
 	}
-	// select reports whether the candidate chosen by each method is correct.
-	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) {
+	// tally appends, for each method named in methods, the share of prompts
+	// whose chosen candidate is correct.
+	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) error {
 		var tokens int64
-		correct := map[string]int{}
+		var candPrompts []task.Prompt
+		var texts []string
+		verdicts := make([][]task.Verdict, len(groups))
 		for i, g := range groups {
 			tokens += g.Usage.GeneratedTokens
-			var verdicts []task.Verdict
-			best, bestScore := -1, 0.0
-			for j, leaf := range g.Leaves() {
+			for _, leaf := range g.Leaves() {
 				resp := text(leaf.Response())
-				v := t.Verify(prompts[i], resp)
-				verdicts = append(verdicts, v)
-				if s := score(prompts[i], resp); best < 0 || s > bestScore {
+				verdicts[i] = append(verdicts[i], t.Verify(prompts[i], resp))
+				candPrompts = append(candPrompts, prompts[i])
+				texts = append(texts, resp)
+			}
+		}
+		scores, err := score(candPrompts, texts)
+		if err != nil {
+			return fmt.Errorf("score %d candidates: %w", len(texts), err)
+		}
+		if len(scores) != len(texts) {
+			return fmt.Errorf("score %d candidates: %d scores", len(texts), len(scores))
+		}
+		correct := map[string]int{}
+		k := 0
+		for _, vs := range verdicts {
+			best, bestScore := -1, 0.0
+			for j := range vs {
+				if s := scores[k+j]; best < 0 || s > bestScore {
 					best, bestScore = j, s
 				}
 			}
-			if methods["best"] != "" && verdicts[best].Reward == 1 {
+			k += len(vs)
+			if methods["best"] != "" && best >= 0 && vs[best].Reward == 1 {
 				correct[methods["best"]]++
 			}
-			if v, ok := MajorityVote(verdicts); ok && methods["majority"] != "" && v.Reward == 1 {
+			if v, ok := MajorityVote(vs); ok && methods["majority"] != "" && v.Reward == 1 {
 				correct[methods["majority"]]++
 			}
 		}
@@ -134,6 +160,7 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 				*out = append(*out, TTCPoint{Method: name, N: n, Tokens: float64(tokens) / float64(len(groups)), Acc: float64(correct[name]) / float64(len(groups))})
 			}
 		}
+		return nil
 	}
 	var out []TTCPoint
 	for _, n := range cfg.Ns {
@@ -144,7 +171,9 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 		if err != nil {
 			return nil, fmt.Errorf("test-time compute: %w", err)
 		}
-		tally(groups, map[string]string{"best": "best_of_n", "majority": "majority"}, n, &out)
+		if err := tally(groups, map[string]string{"best": "best_of_n", "majority": "majority"}, n, &out); err != nil {
+			return nil, fmt.Errorf("test-time compute: best-of-%d: %w", n, err)
+		}
 		if cfg.Tree != nil {
 			st, err := cfg.Tree(n)
 			if err != nil {
@@ -154,7 +183,9 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 			if err != nil {
 				return nil, fmt.Errorf("test-time compute: %w", err)
 			}
-			tally(groups, map[string]string{"best": "tree_best", "majority": "tree_majority"}, n, &out)
+			if err := tally(groups, map[string]string{"best": "tree_best", "majority": "tree_majority"}, n, &out); err != nil {
+				return nil, fmt.Errorf("test-time compute: tree with %d leaves: %w", n, err)
+			}
 		}
 	}
 	return out, nil

@@ -7,13 +7,14 @@ import "golang.org/x/sys/cpu"
 // avx512Impl needs AVX-512F/VL/DQ (and uses AVX2+FMA for the vector
 // operations, which are bound by memory anyway).
 var avx512Impl = &impl{
-	name:  "avx512",
-	nt:    ntAVX512,
-	nn:    nnAVX512,
-	tn:    tnAVX512,
-	dot:   dotAVX512Go,
-	axpy:  axpySIMD,
-	scale: scaleSIMD,
+	name:   "avx512",
+	mvTile: 16,
+	nt:     ntAVX512,
+	nn:     nnAVX512,
+	tn:     tnAVX512,
+	dot:    dotAVX512Go,
+	axpy:   axpySIMD,
+	scale:  scaleSIMD,
 
 	siluMul: siluMulAVX512Go,
 	exp:     expAVX512Go,

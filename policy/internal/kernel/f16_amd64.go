@@ -25,10 +25,21 @@ func toF16AVX512Go(dst []uint16, src []float32) int {
 }
 
 // scoresF16AVX512 is ScoresF16 with 1×16 tiles (the last ragged tile
-// shifted back) when k is a multiple of 16 and n at least 16.
+// shifted back) when k is a multiple of 16 and n at least 16, or keys
+// holds 16 rows.
 func scoresF16AVX512(scores, q []float32, keys []uint16, ldk, n, k int) bool {
 	if k == 0 || k%16 != 0 {
 		return false
+	}
+	if n < 16 && len(keys) >= 15*ldk+k {
+		// Fewer keys than a tile, but keys holds 16 rows (a KV cache early
+		// in a sequence): one tile, storing only the first n scores. The
+		// rows past n are read, whatever they hold, and their scores
+		// dropped; each stored score has the bits of its dot product.
+		p := mvArgs{a: &q[0], b: unsafe.Pointer(&keys[0]), c: &scores[0], ldb: ldk * 2, kfull: k * 4}
+		p.ntiles, p.colmask = 1, 1<<n-1
+		nt1x16F16AVX512(&p)
+		return true
 	}
 	if n < 16 {
 		// Too few keys for a tile: one dot product each (the same bits).

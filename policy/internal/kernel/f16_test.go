@@ -71,11 +71,18 @@ func TestAttentionF16(t *testing.T) {
 func checkAttentionF16(t *testing.T, r *rand.Rand, name string) {
 	t.Helper()
 	{
-		for _, tc := range []struct{ n, d, hd int }{{1, 128, 32}, {15, 128, 32}, {16, 128, 32}, {17, 256, 32}, {64, 128, 32}, {40, 96, 24}, {33, 128, 16}, {5, 10, 5}} {
+		// rows ≥ n is the rows the key and value slices hold, as in a KV
+		// cache early in a sequence; the rows past n hold infinities and
+		// NaNs, which must not reach any result.
+		for _, tc := range []struct{ n, rows, d, hd int }{{1, 1, 128, 32}, {15, 15, 128, 32}, {16, 16, 128, 32}, {17, 17, 256, 32}, {64, 64, 128, 32}, {40, 40, 96, 24}, {33, 33, 128, 16}, {5, 5, 10, 5},
+			{1, 64, 128, 32}, {7, 16, 128, 32}, {15, 16, 128, 32}, {3, 20, 256, 32}, {9, 16, 96, 24}} {
 			ld := tc.d + 8
-			kv := make([]uint16, tc.n*ld)
-			ToF16(kv, randSlice(r, tc.n*ld))
-			wide := make([]float32, tc.n*ld)
+			kv := make([]uint16, tc.rows*ld)
+			ToF16(kv[:tc.n*ld], randSlice(r, tc.n*ld))
+			for i := tc.n * ld; i < len(kv); i++ {
+				kv[i] = []uint16{0x7C00, 0xFC00, 0x7E00}[i%3] // +Inf, −Inf, NaN
+			}
+			wide := make([]float32, len(kv))
 			for i, h := range kv {
 				wide[i] = F16ToF32(h)
 			}

@@ -21,13 +21,16 @@ type matFunc func(c []float32, ldc int, a []float32, lda int, b []float32, ldb i
 // impl is one complete set of kernels. The active one is chosen in init and
 // never changes afterwards.
 type impl struct {
-	name  string
-	nt    matFunc
-	nn    matFunc
-	tn    matFunc
-	dot   func(x, y []float32) float32
-	axpy  func(alpha float32, x, y []float32)
-	scale func(alpha float32, x []float32)
+	name string
+	// mvTile is the number of columns nt computes at once for a single
+	// row (see MVTile); 0 means 1.
+	mvTile int
+	nt     matFunc
+	nn     matFunc
+	tn     matFunc
+	dot    func(x, y []float32) float32
+	axpy   func(alpha float32, x, y []float32)
+	scale  func(alpha float32, x []float32)
 	// siluMul sets dst = silu(gate)·up, exp sets dst = e^x, sigmoid sets
 	// dst = 1/(1+e^(−x)) (equal lengths).
 	siluMul func(dst, gate, up []float32)
@@ -80,6 +83,14 @@ func chooseImpl(override string, warn io.Writer) *impl {
 // Impl names the active implementation: "avx512vnni", "avx512", "avx2" or
 // "generic".
 func Impl() string { return active.name }
+
+// MVTile is the number of columns the active implementation computes at
+// once in a single-row MatMulNT (a matrix-vector product): 16 on the
+// AVX-512 paths, 1 elsewhere. A product of fewer columns costs about as
+// much as one of MVTile columns, and a column's bits do not depend on the
+// others, so a caller whose b holds MVTile rows may compute them all and
+// keep the first n.
+func MVTile() int { return max(active.mvTile, 1) }
 
 // Available names the implementations this CPU can run, fastest first: the
 // values ROLLOUT_KERNEL may select.

@@ -494,3 +494,29 @@ func TestGenericNTSpec(t *testing.T) {
 		}
 	}
 }
+
+// MVTile's contract: a single-row product of n < MVTile columns has the
+// bits of the first n columns of the product of MVTile columns, on every
+// path, for the head widths of the engine's attention.
+func TestMVTileColumns(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, im := range available() {
+		withImpl(im, func() {
+			tile := MVTile()
+			for _, k := range []int{16, 24, 32, 64} {
+				a, b := randSlice(r, k), randSlice(r, tile*k)
+				all := make([]float32, tile)
+				MatMulNTStrided(all, tile, a, k, b, k, 1, tile, k, false)
+				for n := 1; n < tile; n++ {
+					some := make([]float32, n)
+					MatMulNTStrided(some, n, a, k, b, k, 1, n, k, false)
+					for j := range some {
+						if math.Float32bits(some[j]) != math.Float32bits(all[j]) {
+							t.Fatalf("%s k=%d: column %d of %d = %g, of %d: %g", im.name, k, j, n, some[j], tile, all[j])
+						}
+					}
+				}
+			}
+		})
+	}
+}
