@@ -149,7 +149,13 @@ func newShowCmd() *cobra.Command {
 				if err == nil {
 					lp = &last
 				}
-				return report.WriteRunDetail(cmd.OutOrStdout(), r, lp)
+				if err := report.WriteRunDetail(cmd.OutOrStdout(), r, lp); err != nil {
+					return err
+				}
+				if st.HasFinal(r.ID) {
+					fmt.Fprintf(cmd.OutOrStdout(), "final policy: %s (train.save_final; a checkpoint for --checkpoint)\n", st.FinalDir(r.ID))
+				}
+				return nil
 			})
 		},
 	}
