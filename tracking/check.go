@@ -23,6 +23,11 @@ type CheckResult struct {
 	// Experiments, Runs, Steps (metric records) and Groups count the
 	// records that were read and decoded.
 	Experiments, Runs, Steps, Groups int
+	// GroupBytes is the size of the stored group chunks (as written, so
+	// compressed), SampledTokens the tokens their groups generated
+	// (record.Budget.GeneratedTokens): GroupBytes/SampledTokens is what the
+	// store spends on trajectories per sampled token.
+	GroupBytes, SampledTokens int64
 	// Problems lists what is damaged, one line each naming the run, step,
 	// group or page; empty when the store is intact.
 	Problems []string
@@ -191,7 +196,7 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 	}
 	for _, r := range runs {
 		res.Runs++
-		if err := s.view(func(tx *bolt.Tx) error { checkRun(tx, r, res); return nil }); err != nil {
+		if err := s.view(func(tx *bolt.Tx) error { s.checkRun(tx, r, res); return nil }); err != nil {
 			res.addf("run %s (%s, %s, seed %d): %s", r.ID, r.Experiment, r.Variant, r.Seed, damageOf(err))
 			clean = false
 		}
@@ -200,10 +205,10 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 }
 
 // checkRun checks one run's data: metrics, groups, checkpoints.
-func checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
+func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 	var data [3]*bolt.Bucket
 	for i, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
-		b, err := runData(tx, r.ID, name)
+		b, err := s.runData(tx, r.ID, name)
 		if err != nil {
 			res.addf("run %s: data bucket %q is missing", r.ID, name)
 			return
@@ -267,6 +272,7 @@ func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 		if !steps[step] {
 			res.addf("run %s step %d: groups from %d, but the step has no metric record", r.ID, step, first)
 		}
+		res.GroupBytes += int64(len(v))
 		err = eachInChunk(first, v, func(index int, enc []byte) error {
 			err := record.Decode(enc, &g)
 			if err == nil {
@@ -277,6 +283,7 @@ func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 				return nil
 			}
 			res.Groups++
+			res.SampledTokens += g.Budget.GeneratedTokens
 			return nil
 		})
 		if err != nil {

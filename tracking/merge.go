@@ -131,7 +131,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 				return err
 			}
 			for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
-				sb, err := runData(stx, r.ID, name)
+				sb, err := src.runData(stx, r.ID, name)
 				if err != nil {
 					return err
 				}

@@ -159,13 +159,21 @@ func (s *Store) LastStep(runID string) (int, error) {
 	return r.LastStep, nil
 }
 
-// runData returns the named sub-bucket of a run's data.
-func runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
+// runData returns the named sub-bucket of a run's data. In a snapshot the
+// writer copied, a run whose data the scope left out is an error saying
+// so, not ErrNotFound.
+func (s *Store) runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
 	if d := tx.Bucket([]byte(bucketData)); d != nil {
 		if rb := d.Bucket([]byte(runID)); rb != nil {
 			if b := rb.Bucket([]byte(name)); b != nil {
 				return b, nil
 			}
+		}
+	}
+	if s.scope != nil {
+		if runs := tx.Bucket([]byte(bucketRuns)); runs != nil && runs.Get([]byte(runID)) != nil {
+			what := map[string]string{bucketMetrics: "metric records", bucketGroups: "rollout groups", bucketCheckpoints: "checkpoints"}[name]
+			return nil, fmt.Errorf("run %s: its %s are not in the snapshot this read-only open of %s took while the store was being written (its Options.Scope left them out)", runID, what, s.path)
 		}
 	}
 	return nil, fmt.Errorf("run %s: %w", runID, ErrNotFound)
@@ -175,7 +183,7 @@ func runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
 func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
 	var out []StepMetrics
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -195,7 +203,7 @@ func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
 func (s *Store) MetricNames(runID string) ([]string, error) {
 	seen := map[string]bool{}
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -254,7 +262,7 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 	vals := make([]float64, len(metrics))
 	found := make([]bool, len(metrics))
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -283,7 +291,7 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
 	var out []record.Group
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -316,7 +324,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 	var g record.Group
 	found := false
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -356,7 +364,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 // The *record.Group passed to fn is reused between calls: copy what you keep.
 func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group) error) error {
 	return s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -380,7 +388,7 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
 	var out []Blob
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketCheckpoints)
+		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
@@ -396,7 +404,7 @@ func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
 // LatestCheckpoint returns the newest checkpoint of a run and its step.
 func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketCheckpoints)
+		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
@@ -425,7 +433,7 @@ func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
 func (s *Store) LastMetrics(runID string) (StepMetrics, error) {
 	var m StepMetrics
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}

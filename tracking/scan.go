@@ -118,7 +118,7 @@ func (s *Store) FormatGroups(w io.Writer, runs []Run, newFormatter func() GroupF
 		r := &runs[i]
 		job := &exportBatch{run: r, done: make(chan struct{})}
 		readErr = s.view(func(tx *bolt.Tx) error {
-			b, err := runData(tx, r.ID, bucketGroups)
+			b, err := s.runData(tx, r.ID, bucketGroups)
 			if err != nil {
 				return err
 			}

@@ -208,7 +208,6 @@ func (s *Store) CommitStep(runID string, rec StepRecord) error {
 	chunks := encodeChunks(rec.Groups)
 	metrics := encodeMetrics(&rec)
 
-	s.waitForSnapshot()
 	err := s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, runID)
