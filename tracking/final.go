@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // finalSuffix names the directory beside a store that holds the final
@@ -78,6 +79,19 @@ func (s *Store) SaveFinal(runID string, write func(dir string) error) error {
 		return fmt.Errorf("save final policy of run %s: %w", runID, err)
 	}
 	return nil
+}
+
+// cleanFinalOrphans deletes what a SaveFinal killed midway left in
+// PATH.final: its temporary directories and earlier policies moved aside.
+// Only a writer calls it, holding the lock: no SaveFinal is under way.
+func cleanFinalOrphans(storePath string) {
+	dir := storePath + finalSuffix
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") || strings.Contains(n, ".old-") {
+			os.RemoveAll(filepath.Join(dir, n))
+		}
+	}
 }
 
 // syncDir fsyncs a directory and, when files, every regular file in it.

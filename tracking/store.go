@@ -269,6 +269,7 @@ func openWriter(path string, opts Options) (*Store, error) {
 	if err := writeLockInfo(path, info); err == nil {
 		s.lockInfo = &info
 	}
+	cleanFinalOrphans(path)
 	s.stopServe, s.served = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.served)
