@@ -216,7 +216,7 @@ func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 		data[i] = b
 	}
 	steps := checkMetrics(data[0], r, res)
-	checkGroups(data[1], r, steps, res)
+	checkGroups(&s.codec, data[1], r, steps, res)
 	data[2].ForEach(func(k, _ []byte) error {
 		if len(k) <= 8 {
 			res.addf("run %s: checkpoint key %x: want a step and a name", r.ID, k)
@@ -261,7 +261,7 @@ func checkMetrics(b *bolt.Bucket, r Run, res *CheckResult) map[int]bool {
 }
 
 // checkGroups decodes every group of every chunk of a run.
-func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
+func checkGroups(codec *chunkCodec, b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 	var g record.Group
 	b.ForEach(func(k, v []byte) error {
 		step, first, err := parseGroupKey(k)
@@ -273,7 +273,7 @@ func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 			res.addf("run %s step %d: groups from %d, but the step has no metric record", r.ID, step, first)
 		}
 		res.GroupBytes += int64(len(v))
-		err = eachInChunk(first, v, func(index int, enc []byte) error {
+		err = codec.eachInChunk(first, v, func(index int, enc []byte) error {
 			err := record.Decode(enc, &g)
 			if err == nil {
 				err = g.Validate()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rollout-rl/rollout/search/record"
@@ -154,7 +155,7 @@ type groupChunk struct {
 
 // encodeChunks packs the groups into chunks: format byte, then per group a
 // little-endian uint32 length and the group's encoding.
-func encodeChunks(groups []record.Group) []groupChunk {
+func (c *chunkCodec) encodeChunks(groups []record.Group) []groupChunk {
 	size := 0
 	for i := range groups {
 		size += groups[i].SizeBound() + 4
@@ -172,28 +173,54 @@ func encodeChunks(groups []record.Group) []groupChunk {
 		arena, _ = groups[i].AppendBinary(arena) // appending cannot fail
 		binary.LittleEndian.PutUint32(arena[lenAt:], uint32(len(arena)-lenAt-4))
 		if len(arena)-start >= chunkTarget || i == len(groups)-1 {
-			chunks = append(chunks, groupChunk{first: first, data: compressChunk(arena[start:])})
+			chunks = append(chunks, groupChunk{first: first, data: c.compressChunk(arena[start:])})
 			start = -1
 		}
 	}
 	return chunks
 }
 
+// chunkCodec keeps DEFLATE compressors and decompressors for reuse: a new
+// compressor allocates and clears about 1 MB, more than a step's groups
+// take to compress. The zero value is ready; it is safe for concurrent use.
+type chunkCodec struct {
+	writers, readers sync.Pool
+}
+
 // compressChunk turns a format-1 chunk into a format-2 one.
-func compressChunk(raw []byte) []byte {
+func (c *chunkCodec) compressChunk(raw []byte) []byte {
 	payload := raw[1:]
 	out := bytes.NewBuffer(make([]byte, 0, 16+len(payload)/2))
 	out.WriteByte(chunkFormatCompressed)
 	out.Write(binary.AppendUvarint(nil, uint64(len(payload))))
-	w, _ := flate.NewWriter(out, flate.BestSpeed) // the level is valid
-	w.Write(payload)                              // writes to a bytes.Buffer do not fail
+	w, _ := c.writers.Get().(*flate.Writer)
+	if w == nil {
+		w, _ = flate.NewWriter(out, flate.BestSpeed) // the level is valid
+	} else {
+		w.Reset(out)
+	}
+	w.Write(payload) // writes to a bytes.Buffer do not fail
 	w.Close()
+	c.writers.Put(w)
 	return out.Bytes()
+}
+
+// decompressor returns a reader of the DEFLATE stream in b, and a function
+// that hands it back for reuse.
+func (c *chunkCodec) decompressor(b []byte) (io.Reader, func()) {
+	src := bytes.NewReader(b)
+	r, _ := c.readers.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(src)
+	} else if err := r.(flate.Resetter).Reset(src, nil); err != nil {
+		r = flate.NewReader(src)
+	}
+	return r, func() { c.readers.Put(r) }
 }
 
 // chunkPayload returns the length-prefixed groups of a chunk of either
 // format, decompressing a format-2 one.
-func chunkPayload(data []byte) ([]byte, error) {
+func (c *chunkCodec) chunkPayload(data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("group chunk: %w", errTruncated)
 	}
@@ -209,8 +236,8 @@ func chunkPayload(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("compressed group chunk: payload length: %w", errCorrupt)
 	}
 	payload := make([]byte, n)
-	r := flate.NewReader(bytes.NewReader(data[1+k:]))
-	defer r.Close()
+	r, done := c.decompressor(data[1+k:])
+	defer done()
 	if _, err := io.ReadFull(r, payload); err != nil {
 		return nil, fmt.Errorf("compressed group chunk of %d bytes: %w (%v)", n, errCorrupt, err)
 	}
@@ -221,8 +248,8 @@ func chunkPayload(data []byte) ([]byte, error) {
 }
 
 // eachInChunk calls fn with the index and encoding of every group of a chunk.
-func eachInChunk(first int, data []byte, fn func(index int, enc []byte) error) error {
-	data, err := chunkPayload(data)
+func (c *chunkCodec) eachInChunk(first int, data []byte, fn func(index int, enc []byte) error) error {
+	data, err := c.chunkPayload(data)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 // compressed chunk is an error that the store reports as damage.
 func TestChunkFormats(t *testing.T) {
 	groups := []record.Group{flatGroup(1, 8, 40), treeGroup(), flatGroup(2, 3, 7)}
-	chunks := encodeChunks(groups)
+	var codec chunkCodec
+	chunks := codec.encodeChunks(groups)
 	if len(chunks) != 1 || chunks[0].data[0] != chunkFormatCompressed {
 		t.Fatalf("encoded %d chunks of format %d, want one of format %d", len(chunks), chunks[0].data[0], chunkFormatCompressed)
 	}
@@ -43,7 +44,7 @@ func TestChunkFormats(t *testing.T) {
 		{"empty", nil, nil, true},
 	} {
 		var got []record.Group
-		err := eachInChunk(0, tc.data, func(i int, enc []byte) error {
+		err := codec.eachInChunk(0, tc.data, func(i int, enc []byte) error {
 			var g record.Group
 			if err := record.Decode(enc, &g); err != nil {
 				return err

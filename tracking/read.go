@@ -302,7 +302,7 @@ func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			err = eachInChunk(first, v, func(index int, enc []byte) error {
+			err = s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
 				var g record.Group
 				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("group %d: %w", index, err)
@@ -343,7 +343,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 		if err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
-		return eachInChunk(first, v, func(i int, enc []byte) error {
+		return s.codec.eachInChunk(first, v, func(i int, enc []byte) error {
 			if i != index {
 				return nil
 			}
@@ -374,7 +374,7 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			return eachInChunk(first, v, func(index int, enc []byte) error {
+			return s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
 				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
 				}

@@ -164,11 +164,14 @@ func (s *Store) copySnapshot(out string, sc ReadScope) error {
 				}
 			}
 		}
-		return s.copyRunData(tx, c, sc)
+		if err := s.copyRunData(tx, c, sc); err != nil {
+			return err
+		}
+		// Inside the read transaction: the values put point into pages of
+		// the store's map that later commits may reuse once it ends.
+		return c.commit()
 	})
-	if err == nil {
-		err = c.commit()
-	} else {
+	if err != nil {
 		c.rollback()
 	}
 	if cerr := dst.Close(); err == nil && cerr != nil {

@@ -170,6 +170,8 @@ type Store struct {
 	// when it has returned.
 	stopServe chan struct{}
 	served    chan struct{}
+	// codec compresses and decompresses group chunks.
+	codec chunkCodec
 	// copyHook, when set (by tests), runs inside the read transaction of
 	// each snapshot the writer copies.
 	copyHook func()

@@ -203,7 +203,7 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 	enc := make([]encodedStep, len(recs))
 	for i := range recs {
 		var err error
-		if enc[i], err = encodeStep(runID, &recs[i]); err != nil {
+		if enc[i], err = s.encodeStep(runID, &recs[i]); err != nil {
 			return err
 		}
 	}
@@ -249,7 +249,7 @@ type encodedStep struct {
 }
 
 // encodeStep validates and encodes a step record.
-func encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
+func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 	if rec.Step < 0 {
 		return encodedStep{}, fmt.Errorf("commit step %d of run %s: negative step", rec.Step, runID)
 	}
@@ -263,7 +263,7 @@ func encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 			return encodedStep{}, fmt.Errorf("commit step %d of run %s: checkpoint blob with an empty name", rec.Step, runID)
 		}
 	}
-	return encodedStep{metrics: encodeMetrics(rec), chunks: encodeChunks(rec.Groups)}, nil
+	return encodedStep{metrics: encodeMetrics(rec), chunks: s.codec.encodeChunks(rec.Groups)}, nil
 }
 
 // putStep writes one encoded step into a run's data buckets.
