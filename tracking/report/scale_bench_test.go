@@ -23,7 +23,9 @@ import (
 // scaleVariants variants × scaleSeeds seeds (1,000 runs), scaleSteps steps
 // each with scaleMetrics metrics, and at every scaleGroupEvery-th step two
 // groups of 5 leaves × 10 tokens: 10 M sampled tokens of groups in all.
-// ROLLOUT_SCALE_RUNS sets fewer seeds for a quick try.
+// ROLLOUT_SCALE_RUNS sets fewer seeds for a quick try; ROLLOUT_SCALE_STORE
+// names a file to keep the store in and to reuse when it exists (building
+// it takes minutes).
 const (
 	scaleExperiments = 10
 	scaleVariants    = 5
@@ -56,16 +58,13 @@ func scaleStore(b *testing.B, path string, seeds int) map[string][]string {
 	}
 	for e := range scaleExperiments {
 		exp := fmt.Sprintf("exp%d", e)
-		variants := make([]string, scaleVariants)
-		for v := range variants {
-			variants[v] = "v" + strconv.Itoa(v)
-		}
+		variants := scaleVariantNames()
 		if err := s.PutExperiment(tracking.Experiment{Name: exp, Variants: variants}); err != nil {
 			b.Fatal(err)
 		}
 		for _, v := range variants {
 			for seed := range int64(seeds) {
-				id := fmt.Sprintf("%s-%s-%d", exp, v, seed)
+				id := scaleID(exp, v, seed)
 				ids[exp] = append(ids[exp], id)
 				if _, err := s.BeginRun(tracking.Run{ID: id, Experiment: exp, Variant: v, Seed: seed, Config: "variant: " + v + "\n", TotalSteps: scaleSteps}); err != nil {
 					b.Fatal(err)
@@ -93,6 +92,30 @@ func scaleStore(b *testing.B, path string, seeds int) map[string][]string {
 	return ids
 }
 
+func scaleVariantNames() []string {
+	variants := make([]string, scaleVariants)
+	for v := range variants {
+		variants[v] = "v" + strconv.Itoa(v)
+	}
+	return variants
+}
+
+func scaleID(exp, variant string, seed int64) string { return fmt.Sprintf("%s-%s-%d", exp, variant, seed) }
+
+// scaleIDs returns the run ids of scaleStore by experiment.
+func scaleIDs(seeds int) map[string][]string {
+	ids := map[string][]string{}
+	for e := range scaleExperiments {
+		exp := fmt.Sprintf("exp%d", e)
+		for _, v := range scaleVariantNames() {
+			for seed := range int64(seeds) {
+				ids[exp] = append(ids[exp], scaleID(exp, v, seed))
+			}
+		}
+	}
+	return ids
+}
+
 // randomGroup is recordtest's flat group of 5 leaves × 10 tokens with
 // random log-probs and entropies.
 func randomGroup(seed int, rnd func() float64) record.Group {
@@ -112,7 +135,7 @@ func randomGroup(seed int, rnd func() float64) record.Group {
 // copied by the writer); exporting every trajectory of one experiment and
 // of all, with the peak heap; merge and compact throughput; and a
 // writer's step-commit latency alone and while a reader reports in a
-// loop. Run it with -benchtime 3x (each op is a whole command).
+// loop. Run it with -benchtime 1x (each op is a whole command).
 func BenchmarkScale(b *testing.B) {
 	seeds := scaleSeeds
 	if n, err := strconv.Atoi(os.Getenv("ROLLOUT_SCALE_RUNS")); err == nil && n > 0 {
@@ -120,9 +143,18 @@ func BenchmarkScale(b *testing.B) {
 	}
 	dir := b.TempDir()
 	path := filepath.Join(dir, "scale.db")
-	start := time.Now()
-	ids := scaleStore(b, path, seeds)
-	b.Logf("built %d runs × %d steps in %s", scaleExperiments*scaleVariants*seeds, scaleSteps, time.Since(start).Round(time.Second))
+	if keep := os.Getenv("ROLLOUT_SCALE_STORE"); keep != "" {
+		path = keep
+	}
+	var ids map[string][]string
+	if _, err := os.Stat(path); err == nil {
+		ids = scaleIDs(seeds)
+		b.Logf("reusing %s", path)
+	} else {
+		start := time.Now()
+		ids = scaleStore(b, path, seeds)
+		b.Logf("built %d runs × %d steps in %s", scaleExperiments*scaleVariants*seeds, scaleSteps, time.Since(start).Round(time.Second))
+	}
 	size := fileSize(b, path)
 	b.Run("size", func(b *testing.B) {
 		res, err := tracking.Check(path, tracking.Options{})
