@@ -132,6 +132,12 @@ func (s *Store) answer(base string) {
 		err = fmt.Errorf("request names no absolute output file (%q)", req.Out)
 	}
 	if err == nil {
+		// Only the empty file a reader made: never another store.
+		if fi, serr := os.Lstat(req.Out); serr != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			err = fmt.Errorf("output file %s is not the empty file a reader creates", req.Out)
+		}
+	}
+	if err == nil {
 		err = s.copySnapshot(req.Out, req.Scope)
 	}
 	msg := ""
