@@ -154,7 +154,9 @@ func (s *Store) answer(base string) {
 // new bbolt file at out: it reads in one read transaction, which writers'
 // commits do not wait for (see Options and openWriter's InitialMmapSize).
 func (s *Store) copySnapshot(out string, sc ReadScope) error {
-	dst, err := bolt.Open(out, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true, NoFreelistSync: true})
+	// Mapped large from the start: a commit that remaps the file first
+	// copies every value of the transaction out of the old map.
+	dst, err := bolt.Open(out, 0o600, &bolt.Options{Timeout: time.Second, NoSync: true, NoFreelistSync: true, InitialMmapSize: writerMmapSlack})
 	if err != nil {
 		return fmt.Errorf("snapshot file %s: %w", out, err)
 	}
