@@ -100,7 +100,9 @@ func scaleVariantNames() []string {
 	return variants
 }
 
-func scaleID(exp, variant string, seed int64) string { return fmt.Sprintf("%s-%s-%d", exp, variant, seed) }
+func scaleID(exp, variant string, seed int64) string {
+	return fmt.Sprintf("%s-%s-%d", exp, variant, seed)
+}
 
 // scaleIDs returns the run ids of scaleStore by experiment.
 func scaleIDs(seeds int) map[string][]string {
