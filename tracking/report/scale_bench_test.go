@@ -167,6 +167,39 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(float64(res.SampledTokens), "sampled-tokens")
 		b.ReportMetric(float64(res.GroupBytes)/float64(res.SampledTokens), "group-B/token")
 	})
+	benchReads(b, path)
+	var all []string
+	for e := range scaleExperiments {
+		all = append(all, ids[fmt.Sprintf("exp%d", e)]...)
+	}
+	b.Run("export-one-experiment", func(b *testing.B) { benchExport(b, path, ids["exp3"]) })
+	b.Run("export-all", func(b *testing.B) { benchExport(b, path, all) })
+	merged := filepath.Join(dir, "merged.db")
+	b.Run("merge", func(b *testing.B) {
+		b.SetBytes(size)
+		for range b.N {
+			os.Remove(merged)
+			if _, err := tracking.Merge(merged, []string{path}, tracking.Options{NoSync: true}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compact", func(b *testing.B) {
+		b.SetBytes(fileSize(b, merged))
+		for range b.N {
+			if _, _, err := tracking.Compact(merged, tracking.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	os.Remove(merged)
+	b.Run("commit-alone", func(b *testing.B) { benchCommits(b, path, false) })
+	b.Run("commit-with-reader", func(b *testing.B) { benchCommits(b, path, true) })
+}
+
+// benchReads runs ls and report of one experiment of the scale store,
+// with no writer and while a writer holds it.
+func benchReads(b *testing.B, path string) {
 	reads := map[string]func(st *tracking.Store) error{
 		"ls": func(st *tracking.Store) error {
 			runs, err := st.Runs("exp3")
@@ -195,33 +228,6 @@ func BenchmarkScale(b *testing.B) {
 		b.Run(name+"-during-run", func(b *testing.B) { benchRead(b, path, scopes[name], reads[name]) })
 	}
 	w.Close()
-	var all []string
-	for e := range scaleExperiments {
-		all = append(all, ids[fmt.Sprintf("exp%d", e)]...)
-	}
-	b.Run("export-one-experiment", func(b *testing.B) { benchExport(b, path, ids["exp3"]) })
-	b.Run("export-all", func(b *testing.B) { benchExport(b, path, all) })
-	merged := filepath.Join(dir, "merged.db")
-	b.Run("merge", func(b *testing.B) {
-		b.SetBytes(size)
-		for range b.N {
-			os.Remove(merged)
-			if _, err := tracking.Merge(merged, []string{path}, tracking.Options{NoSync: true}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("compact", func(b *testing.B) {
-		b.SetBytes(fileSize(b, merged))
-		for range b.N {
-			if _, _, err := tracking.Compact(merged, tracking.Options{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	os.Remove(merged)
-	b.Run("commit-alone", func(b *testing.B) { benchCommits(b, path, false) })
-	b.Run("commit-with-reader", func(b *testing.B) { benchCommits(b, path, true) })
 }
 
 func fileSize(b *testing.B, path string) int64 {
