@@ -1,11 +1,14 @@
 package tracking
 
 import (
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/rollout-rl/rollout/search/record"
 )
@@ -171,5 +174,36 @@ func TestReadScope(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A writer that does not answer snapshot requests (an older build: here
+// the file held by bbolt alone) is read as a copy of the whole file once
+// the request has waited Options.Timeout; the request is withdrawn.
+func TestSnapshotOfASilentWriter(t *testing.T) {
+	s, path := newStore(t, Options{NoSync: true})
+	addRun(t, s, "e", "r", "flat", 1)
+	if err := s.CommitStep("r", StepRecord{Step: 0, Metrics: map[string]float64{"m": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, err := Open(path, Options{ReadOnly: true, Timeout: 100 * time.Millisecond, Scope: &ReadScope{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if snap, _ := r.Snapshot(); !snap {
+		t.Error("not a snapshot")
+	}
+	if ms, err := r.Metrics("r"); err != nil || len(ms) != 1 {
+		t.Errorf("metrics of the whole-file copy: %d, %v; want the step committed", len(ms), err)
+	}
+	if left, _ := os.ReadDir(readersDir(path)); len(left) != 0 {
+		t.Errorf("%s holds %v after the read, want nothing", readersDir(path), left)
 	}
 }

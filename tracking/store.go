@@ -411,8 +411,10 @@ func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
 }
 
 // takeSnapshot asks the writer for a snapshot of Options.Scope (see
-// serveReaders); a writer of an older build, which does not answer, holds
-// its next commit while the whole file is copied instead.
+// serveReaders). When the writer does not answer (an older build, which
+// holds its next commit meanwhile), cannot be asked (a directory this user
+// cannot write) or fails (a writer of another user cannot write this
+// user's file), the whole file is copied instead.
 func (s *Store) takeSnapshot() error {
 	sc := everything()
 	if s.opts.Scope != nil {
@@ -424,15 +426,19 @@ func (s *Store) takeSnapshot() error {
 		s.scope = &sc
 		return nil
 	}
-	if !errors.Is(err, errNotServed) {
-		return err
-	}
 	req := snapshotRequestPath(s.path)
 	if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
 		defer os.Remove(req)
 	}
-	s.snapshot, err = snapshotCopy(s.path, s.opts.Timeout)
-	return err
+	var ferr error
+	s.snapshot, ferr = snapshotCopy(s.path, s.opts.Timeout)
+	switch {
+	case ferr == nil:
+		return nil
+	case errors.Is(err, errNotServed):
+		return ferr
+	}
+	return fmt.Errorf("%w; then copying the whole file: %v", err, ferr)
 }
 
 // Close closes the store, releasing its lock.
