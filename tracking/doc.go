@@ -58,7 +58,8 @@
 // Buckets: meta (schema version), experiments (JSON by name), runs (JSON by
 // id), data/<run id>/{m,g,c}: metrics by big-endian step; groups in chunks
 // of about 1 MB keyed by step and first group index; checkpoint blobs by
-// step and name. Metric and group records use a compact binary encoding
+// step and name, those over 1 MB in pieces of 1 MB, whose pages the next
+// state of a run reuses. Metric and group records use a compact binary encoding
 // (varints and raw little-endian float32 arrays); group chunks are stored
 // DEFLATE-compressed. A finished run's final policy, when its config asks
 // for it (train.save_final), is a checkpoint directory beside the store:

@@ -420,11 +420,24 @@ func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err erro
 	return step, blobs, err
 }
 
+// readCheckpoint reads the blobs of the checkpoint at a step (prefix),
+// joining the pieces of blobs stored in pieces (see pieceKey), which
+// follow each other in key order.
 func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
 	var out []Blob
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		out = append(out, Blob{Name: string(k[len(prefix):]), Data: bytes.Clone(v)})
+		name := k[len(prefix):]
+		piece := false
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name, piece = name[:i], true
+		}
+		if piece && len(out) > 0 && out[len(out)-1].Name == string(name) {
+			last := &out[len(out)-1]
+			last.Data = append(last.Data, v...)
+			continue
+		}
+		out = append(out, Blob{Name: string(name), Data: bytes.Clone(v)})
 	}
 	return out
 }

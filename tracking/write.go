@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -259,8 +260,8 @@ func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 		}
 	}
 	for _, b := range rec.Checkpoint {
-		if b.Name == "" {
-			return encodedStep{}, fmt.Errorf("commit step %d of run %s: checkpoint blob with an empty name", rec.Step, runID)
+		if b.Name == "" || strings.IndexByte(b.Name, 0) >= 0 {
+			return encodedStep{}, fmt.Errorf("commit step %d of run %s: checkpoint blob name %q: want a non-empty name without zero bytes", rec.Step, runID, b.Name)
 		}
 	}
 	return encodedStep{metrics: encodeMetrics(rec), chunks: s.codec.encodeChunks(rec.Groups)}, nil
@@ -288,12 +289,37 @@ func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc en
 	return nil
 }
 
-// putCheckpoint stores the blobs under step+name and prunes old steps.
+// checkpointPiece is the size of the pieces a large checkpoint blob is
+// stored in. A run's resume state is rewritten at every step and its size
+// drifts (the stale-rollout buffer): stored whole, a new state rarely fits
+// the run of free pages an old one left and the file grows; pieces of one
+// size reuse them.
+const checkpointPiece = 1 << 20
+
+// pieceKey is the key of piece i of a blob stored in pieces: the step, the
+// name, a zero byte (names have none) and the big-endian piece index.
+func pieceKey(step int, name string, i int) []byte {
+	k := append(stepKey(step), name...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, uint32(i))
+}
+
+// putCheckpoint stores the blobs under step+name (large ones in pieces,
+// see checkpointPiece) and prunes old steps.
 func (s *Store) putCheckpoint(cb *bolt.Bucket, step int, blobs []Blob) error {
 	cb.FillPercent = appendFill
 	for _, b := range blobs {
-		if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
-			return err
+		if len(b.Data) <= checkpointPiece {
+			if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
+				return err
+			}
+			continue
+		}
+		for i := 0; i*checkpointPiece < len(b.Data); i++ {
+			piece := b.Data[i*checkpointPiece : min((i+1)*checkpointPiece, len(b.Data))]
+			if err := cb.Put(pieceKey(step, b.Name, i), piece); err != nil {
+				return err
+			}
 		}
 	}
 	if s.opts.KeepCheckpoints <= 0 {
