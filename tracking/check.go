@@ -23,6 +23,11 @@ type CheckResult struct {
 	// Experiments, Runs, Steps (metric records) and Groups count the
 	// records that were read and decoded.
 	Experiments, Runs, Steps, Groups int
+	// GroupBytes is the size of the stored group chunks (as written, so
+	// compressed), SampledTokens the tokens their groups generated
+	// (record.Budget.GeneratedTokens): GroupBytes/SampledTokens is what the
+	// store spends on trajectories per sampled token.
+	GroupBytes, SampledTokens int64
 	// Problems lists what is damaged, one line each naming the run, step,
 	// group or page; empty when the store is intact.
 	Problems []string
@@ -191,7 +196,7 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 	}
 	for _, r := range runs {
 		res.Runs++
-		if err := s.view(func(tx *bolt.Tx) error { checkRun(tx, r, res); return nil }); err != nil {
+		if err := s.view(func(tx *bolt.Tx) error { s.checkRun(tx, r, res); return nil }); err != nil {
 			res.addf("run %s (%s, %s, seed %d): %s", r.ID, r.Experiment, r.Variant, r.Seed, damageOf(err))
 			clean = false
 		}
@@ -200,10 +205,10 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 }
 
 // checkRun checks one run's data: metrics, groups, checkpoints.
-func checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
+func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 	var data [3]*bolt.Bucket
 	for i, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
-		b, err := runData(tx, r.ID, name)
+		b, err := s.runData(tx, r.ID, name)
 		if err != nil {
 			res.addf("run %s: data bucket %q is missing", r.ID, name)
 			return
@@ -211,7 +216,7 @@ func checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 		data[i] = b
 	}
 	steps := checkMetrics(data[0], r, res)
-	checkGroups(data[1], r, steps, res)
+	checkGroups(&s.codec, data[1], r, steps, res)
 	data[2].ForEach(func(k, _ []byte) error {
 		if len(k) <= 8 {
 			res.addf("run %s: checkpoint key %x: want a step and a name", r.ID, k)
@@ -256,7 +261,7 @@ func checkMetrics(b *bolt.Bucket, r Run, res *CheckResult) map[int]bool {
 }
 
 // checkGroups decodes every group of every chunk of a run.
-func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
+func checkGroups(codec *chunkCodec, b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 	var g record.Group
 	b.ForEach(func(k, v []byte) error {
 		step, first, err := parseGroupKey(k)
@@ -267,7 +272,8 @@ func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 		if !steps[step] {
 			res.addf("run %s step %d: groups from %d, but the step has no metric record", r.ID, step, first)
 		}
-		err = eachInChunk(first, v, func(index int, enc []byte) error {
+		res.GroupBytes += int64(len(v))
+		err = codec.eachInChunk(first, v, func(index int, enc []byte) error {
 			err := record.Decode(enc, &g)
 			if err == nil {
 				err = g.Validate()
@@ -277,6 +283,7 @@ func checkGroups(b *bolt.Bucket, r Run, steps map[int]bool, res *CheckResult) {
 				return nil
 			}
 			res.Groups++
+			res.SampledTokens += g.Budget.GeneratedTokens
 			return nil
 		})
 		if err != nil {

@@ -27,10 +27,23 @@
 // # Reading
 //
 // Reading commands open with Options{ReadOnly: true}. While a run is
-// writing, a read-only open reads a consistent snapshot copy of the file
-// (Store.Snapshot tells), so ls, report, plot and export work during a run:
-// the reader leaves PATH.snapshot-request while it copies, and the writer
-// holds its next commit until the copy is done (at most 10 s).
+// writing, the writer holds the file lock and a read-only open reads a
+// snapshot (Store.Snapshot tells) that the writing process copies for it:
+// the reader leaves a request in PATH.readers/ naming a temporary file and
+// what it reads (Options.Scope, a ReadScope: the experiment and run records
+// always, and the metric records, groups or checkpoints of the runs of one
+// experiment, one run or all); the writer's goroutine serving readers
+// copies exactly that, in one bbolt read transaction, into a new bbolt
+// file and answers. A read transaction never holds the writer's commits
+// (the writer maps the file 1 GiB beyond its size, so that a commit
+// rarely needs to remap it while a copy reads), and the copy holds the
+// state of one commit: consistent. So ls copies the run records only,
+// report and plot the metric records of one experiment, trees and export
+// what they show: what a reading command costs grows with what it reads,
+// not with the trajectory data of the store. Reading what the scope left
+// out is an error saying so. A writer of an older build, which does not
+// answer within Options.Timeout, is read as before: a copy of the whole
+// file, during which it holds its next commit (PATH.snapshot-request).
 //
 // # Damage
 //
@@ -45,6 +58,11 @@
 // Buckets: meta (schema version), experiments (JSON by name), runs (JSON by
 // id), data/<run id>/{m,g,c}: metrics by big-endian step; groups in chunks
 // of about 1 MB keyed by step and first group index; checkpoint blobs by
-// step and name. Metric and group records use a compact binary encoding
-// (varints and raw little-endian float32 arrays).
+// step and name, those over 1 MB in pieces of 1 MB, whose pages the next
+// state of a run reuses. Metric and group records use a compact binary encoding
+// (varints and raw little-endian float32 arrays); group chunks are stored
+// DEFLATE-compressed. A finished run's final policy, when its config asks
+// for it (train.save_final), is a checkpoint directory beside the store:
+// PATH.final/<run id> (FinalDir). Check of a store being written checks the
+// records of the writer's copy; bbolt's page check needs the writer gone.
 package tracking

@@ -27,7 +27,8 @@ type MergeStats struct {
 // run is copied (with all its steps, groups and checkpoints) when s lacks
 // it or src has it further along: more steps, or as many and a later
 // state (finished > failed > stopped > running; a run still running
-// in src is copied as stopped). Otherwise s keeps its own. Merging
+// in src is copied as stopped), with its final policy (FinalDir) when src
+// keeps one. Otherwise s keeps its own. Merging
 // the same store twice changes nothing the second time. Each run is
 // copied in its own transaction.
 func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
@@ -75,6 +76,9 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 			return st, fmt.Errorf("merge run %s from %s: %w", r.ID, src.path, err)
 		}
 		if copied {
+			if err := s.copyFinal(src.path, r.ID); err != nil {
+				return st, fmt.Errorf("merge run %s from %s: %w", r.ID, src.path, err)
+			}
 			st.Runs++
 		} else {
 			st.Unchanged++
@@ -127,7 +131,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 				return err
 			}
 			for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
-				sb, err := runData(stx, r.ID, name)
+				sb, err := src.runData(stx, r.ID, name)
 				if err != nil {
 					return err
 				}

@@ -159,13 +159,21 @@ func (s *Store) LastStep(runID string) (int, error) {
 	return r.LastStep, nil
 }
 
-// runData returns the named sub-bucket of a run's data.
-func runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
+// runData returns the named sub-bucket of a run's data. In a snapshot the
+// writer copied, a run whose data the scope left out is an error saying
+// so, not ErrNotFound.
+func (s *Store) runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
 	if d := tx.Bucket([]byte(bucketData)); d != nil {
 		if rb := d.Bucket([]byte(runID)); rb != nil {
 			if b := rb.Bucket([]byte(name)); b != nil {
 				return b, nil
 			}
+		}
+	}
+	if s.scope != nil {
+		if runs := tx.Bucket([]byte(bucketRuns)); runs != nil && runs.Get([]byte(runID)) != nil {
+			what := map[string]string{bucketMetrics: "metric records", bucketGroups: "rollout groups", bucketCheckpoints: "checkpoints"}[name]
+			return nil, fmt.Errorf("run %s: its %s are not in the snapshot this read-only open of %s took while the store was being written (its Options.Scope left them out)", runID, what, s.path)
 		}
 	}
 	return nil, fmt.Errorf("run %s: %w", runID, ErrNotFound)
@@ -175,7 +183,7 @@ func runData(tx *bolt.Tx, runID string, name string) (*bolt.Bucket, error) {
 func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
 	var out []StepMetrics
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -195,7 +203,7 @@ func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
 func (s *Store) MetricNames(runID string) ([]string, error) {
 	seen := map[string]bool{}
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -254,7 +262,7 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 	vals := make([]float64, len(metrics))
 	found := make([]bool, len(metrics))
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}
@@ -283,7 +291,7 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
 	var out []record.Group
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -294,7 +302,7 @@ func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			err = eachInChunk(first, v, func(index int, enc []byte) error {
+			err = s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
 				var g record.Group
 				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("group %d: %w", index, err)
@@ -316,7 +324,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 	var g record.Group
 	found := false
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -335,7 +343,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 		if err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
-		return eachInChunk(first, v, func(i int, enc []byte) error {
+		return s.codec.eachInChunk(first, v, func(i int, enc []byte) error {
 			if i != index {
 				return nil
 			}
@@ -356,7 +364,7 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 // The *record.Group passed to fn is reused between calls: copy what you keep.
 func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group) error) error {
 	return s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketGroups)
+		b, err := s.runData(tx, runID, bucketGroups)
 		if err != nil {
 			return err
 		}
@@ -366,7 +374,7 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			return eachInChunk(first, v, func(index int, enc []byte) error {
+			return s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
 				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
 				}
@@ -380,7 +388,7 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
 	var out []Blob
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketCheckpoints)
+		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
@@ -396,7 +404,7 @@ func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
 // LatestCheckpoint returns the newest checkpoint of a run and its step.
 func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err error) {
 	err = s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketCheckpoints)
+		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
@@ -412,11 +420,24 @@ func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err erro
 	return step, blobs, err
 }
 
+// readCheckpoint reads the blobs of the checkpoint at a step (prefix),
+// joining the pieces of blobs stored in pieces (see pieceKey), which
+// follow each other in key order.
 func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
 	var out []Blob
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		out = append(out, Blob{Name: string(k[len(prefix):]), Data: bytes.Clone(v)})
+		name := k[len(prefix):]
+		piece := false
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name, piece = name[:i], true
+		}
+		if piece && len(out) > 0 && out[len(out)-1].Name == string(name) {
+			last := &out[len(out)-1]
+			last.Data = append(last.Data, v...)
+			continue
+		}
+		out = append(out, Blob{Name: string(name), Data: bytes.Clone(v)})
 	}
 	return out
 }
@@ -425,7 +446,7 @@ func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
 func (s *Store) LastMetrics(runID string) (StepMetrics, error) {
 	var m StepMetrics
 	err := s.view(func(tx *bolt.Tx) error {
-		b, err := runData(tx, runID, bucketMetrics)
+		b, err := s.runData(tx, runID, bucketMetrics)
 		if err != nil {
 			return err
 		}

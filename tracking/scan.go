@@ -60,7 +60,7 @@ func (s *Store) FormatGroups(w io.Writer, runs []Run, newFormatter func() GroupF
 				for i, raw := range job.raws {
 					step, first, err := parseGroupKey(job.keys[i])
 					if err == nil {
-						err = eachInChunk(first, raw, func(index int, enc []byte) error {
+						err = s.codec.eachInChunk(first, raw, func(index int, enc []byte) error {
 							if err := record.Decode(enc, &g); err != nil {
 								return fmt.Errorf("step %d group %d: %w", step, index, err)
 							}
@@ -118,7 +118,7 @@ func (s *Store) FormatGroups(w io.Writer, runs []Run, newFormatter func() GroupF
 		r := &runs[i]
 		job := &exportBatch{run: r, done: make(chan struct{})}
 		readErr = s.view(func(tx *bolt.Tx) error {
-			b, err := runData(tx, r.ID, bucketGroups)
+			b, err := s.runData(tx, r.ID, bucketGroups)
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -92,9 +91,10 @@ type Options struct {
 	// NoSnapshot makes a read-only open wait for the lock (up to Timeout)
 	// and fail with a LockedError rather than read a snapshot.
 	NoSnapshot bool
-	// SnapshotWait bounds how long a writer holds one commit for a reader
-	// copying the store (once per reader); 0 means 10 s.
-	SnapshotWait time.Duration
+	// Scope limits what a read-only open of a store being written asks
+	// the writer to copy into its snapshot (see ReadScope); nil copies
+	// everything. It has no effect when no process writes the store.
+	Scope *ReadScope
 	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// KeepCheckpoints, when positive, keeps only the newest that many
@@ -163,10 +163,18 @@ type Store struct {
 	// process writes the store, so reads show runs recorded as running as
 	// interrupted.
 	writerGone bool
-	// served is the snapshot request a commit last waited for: the writer
-	// holds at most one commit per request (see waitForSnapshot).
-	servedMu sync.Mutex
-	served   string
+	// scope is what a snapshot copied by the writer holds (nil: a copy of
+	// the whole file, or no snapshot).
+	scope *ReadScope
+	// stopServe stops a writer's serveReaders goroutine; served is closed
+	// when it has returned.
+	stopServe chan struct{}
+	served    chan struct{}
+	// codec compresses and decompresses group chunks.
+	codec chunkCodec
+	// copyHook, when set (by tests), runs inside the read transaction of
+	// each snapshot the writer copies.
+	copyHook func()
 }
 
 // Open opens the store at path, creating and initialising it unless
@@ -186,14 +194,17 @@ func Open(path string, opts Options) (*Store, error) {
 // Before bbolt maps the file it checks the file's size against its meta
 // pages (see checkFileSize); errors name display, the store's own path
 // when path is a snapshot copy.
-func boltOpen(path, display string, readOnly bool, timeout time.Duration, noSync bool) (*bolt.DB, error) {
+//
+// mmapSize, when positive, is bbolt's InitialMmapSize.
+func boltOpen(path, display string, readOnly bool, timeout time.Duration, noSync bool, mmapSize int) (*bolt.DB, error) {
 	for attempt := 0; ; attempt++ {
 		var f *os.File
 		start := time.Now()
 		db, err := bolt.Open(path, 0o644, &bolt.Options{
-			Timeout:  timeout,
-			ReadOnly: readOnly,
-			NoSync:   noSync,
+			Timeout:         timeout,
+			ReadOnly:        readOnly,
+			NoSync:          noSync,
+			InitialMmapSize: mmapSize,
 			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 				var err error
 				f, err = os.OpenFile(name, flag, perm)
@@ -229,11 +240,22 @@ func openWriter(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("opening store %s: directory: %w", path, err)
 		}
 	}
+	// A commit that grows the file past bbolt's memory map remaps it, and
+	// remapping waits for every read transaction, such as a reader's
+	// snapshot copy (serveReaders): mapping writerMmapSlack beyond the
+	// file makes that rare.
+	mmapSize := writerMmapSlack
+	if fi, err := os.Stat(path); err == nil {
+		mmapSize += int(fi.Size())
+	}
 	start := time.Now()
-	db, err := boltOpen(path, path, false, opts.Timeout, opts.NoSync)
+	db, err := boltOpen(path, path, false, opts.Timeout, opts.NoSync, mmapSize)
 	if err != nil {
 		return nil, openError(path, err, time.Since(start))
 	}
+	// With the map beyond the file, bbolt grows the file by AllocSize past
+	// what a commit needs: keep that slack small.
+	db.AllocSize = writerGrowStep
 	s := &Store{db: db, path: path, opts: opts}
 	err = s.update(func(tx *bolt.Tx) error {
 		if err := s.initSchema(tx); err != nil {
@@ -249,8 +271,21 @@ func openWriter(path string, opts Options) (*Store, error) {
 	if err := writeLockInfo(path, info); err == nil {
 		s.lockInfo = &info
 	}
+	cleanFinalOrphans(path)
+	s.stopServe, s.served = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.served)
+		s.serveReaders(s.stopServe)
+	}()
 	return s, nil
 }
+
+// writerMmapSlack is how far beyond the file a writer maps it;
+// writerGrowStep is the file's growth beyond what a commit needs.
+const (
+	writerMmapSlack = 1 << 30
+	writerGrowStep  = 1 << 20
+)
 
 func openReadOnly(path string, opts Options) (*Store, error) {
 	fi, err := os.Stat(path)
@@ -265,20 +300,14 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 		wait = opts.Timeout
 	}
 	start := time.Now()
-	db, err := boltOpen(path, path, true, wait, false)
+	db, err := boltOpen(path, path, true, wait, false, 0)
 	s := &Store{path: path, opts: opts}
 	if errors.Is(err, berrors.ErrTimeout) && !opts.NoSnapshot {
 		s.holder = readLockInfo(path)
-		// Ask the writer to hold its commits while we copy.
-		req := snapshotRequestPath(path)
-		if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
-			defer os.Remove(req)
-		}
-		s.snapshot, err = snapshotCopy(path, opts.Timeout)
-		if err != nil {
+		if err := s.takeSnapshot(); err != nil {
 			return nil, fmt.Errorf("store %s is being written (%v) and a snapshot failed: %w", path, describeHolder(s.holder), err)
 		}
-		db, err = boltOpen(s.snapshot, path, true, opts.Timeout, false)
+		db, err = boltOpen(s.snapshot, path, true, opts.Timeout, false, 0)
 		if err != nil {
 			os.Remove(s.snapshot)
 		}
@@ -381,9 +410,45 @@ func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
 	return s.snapshot != "", s.holder
 }
 
+// takeSnapshot asks the writer for a snapshot of Options.Scope (see
+// serveReaders). When the writer does not answer (an older build, which
+// holds its next commit meanwhile), cannot be asked (a directory this user
+// cannot write) or fails (a writer of another user cannot write this
+// user's file), the whole file is copied instead.
+func (s *Store) takeSnapshot() error {
+	sc := everything()
+	if s.opts.Scope != nil {
+		sc = *s.opts.Scope
+	}
+	var err error
+	s.snapshot, err = requestSnapshot(s.path, sc, s.opts.Timeout, s.holder)
+	if err == nil {
+		s.scope = &sc
+		return nil
+	}
+	req := snapshotRequestPath(s.path)
+	if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
+		defer os.Remove(req)
+	}
+	var ferr error
+	s.snapshot, ferr = snapshotCopy(s.path, s.opts.Timeout)
+	switch {
+	case ferr == nil:
+		return nil
+	case errors.Is(err, errNotServed):
+		return ferr
+	}
+	return fmt.Errorf("%w; then copying the whole file: %v", err, ferr)
+}
+
 // Close closes the store, releasing its lock.
 func (s *Store) Close() error {
 	var err error
+	if s.stopServe != nil {
+		close(s.stopServe)
+		<-s.served
+		s.stopServe = nil
+	}
 	if s.db != nil {
 		err = s.db.Close()
 	}
@@ -401,55 +466,10 @@ func (s *Store) Close() error {
 
 func lockInfoPath(path string) string { return path + ".lock-info" }
 
-// snapshotRequestPath is the file a reader creates while it copies a store
-// being written; the writer holds its next commit until the file is gone.
+// snapshotRequestPath is the file a reader creates while it copies the
+// whole file of a store whose writer did not answer its snapshot request:
+// writers of older builds hold their next commit until the file is gone.
 func snapshotRequestPath(path string) string { return path + ".snapshot-request" }
-
-// Bounds of the writer's wait for a reader's snapshot copy.
-const (
-	snapshotWaitMax  = 10 * time.Second // default Options.SnapshotWait
-	snapshotStale    = 30 * time.Second // a request older than this is left over
-	snapshotWaitPoll = 2 * time.Millisecond
-)
-
-// waitForSnapshot holds a commit while a reader copies the store, at most
-// Options.SnapshotWait and once per request: a reader whose copy takes longer
-// (a large store on a slow disk) retries against the commits that follow
-// or fails, but never holds the writer again — reading must not stall
-// training.
-func (s *Store) waitForSnapshot() {
-	req := snapshotRequestPath(s.path)
-	fi, err := os.Stat(req)
-	if err != nil {
-		return
-	}
-	if time.Since(fi.ModTime()) > snapshotStale {
-		os.Remove(req)
-		return
-	}
-	id := fi.ModTime().String()
-	if b, err := os.ReadFile(req); err == nil {
-		id += " " + string(b)
-	}
-	s.servedMu.Lock()
-	again := s.served == id
-	s.served = id
-	s.servedMu.Unlock()
-	if again {
-		return
-	}
-	wait := s.opts.SnapshotWait
-	if wait <= 0 {
-		wait = snapshotWaitMax
-	}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		time.Sleep(snapshotWaitPoll)
-		if _, err := os.Stat(req); err != nil {
-			return
-		}
-	}
-}
 
 func currentProcess() LockInfo {
 	host, _ := os.Hostname()
@@ -711,7 +731,7 @@ func (s *Store) recordError(err error) error {
 	switch {
 	case err == nil, errors.As(err, &de):
 		return err
-	case errors.Is(err, errTruncated), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
+	case errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
 		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -190,25 +191,26 @@ func stopOrphanedRuns(tx *bolt.Tx) error {
 // transaction: a process killed mid-step loses that step only. Steps must
 // increase.
 func (s *Store) CommitStep(runID string, rec StepRecord) error {
-	if rec.Step < 0 {
-		return fmt.Errorf("commit step %d of run %s: negative step", rec.Step, runID)
+	if err := s.CommitSteps(runID, []StepRecord{rec}); err != nil {
+		return err
 	}
-	for i := range rec.Groups {
-		if err := rec.Groups[i].Validate(); err != nil {
-			return fmt.Errorf("commit step %d of run %s: group %d: %w", rec.Step, runID, i, err)
-		}
-	}
-	for _, b := range rec.Checkpoint {
-		if b.Name == "" {
-			return fmt.Errorf("commit step %d of run %s: checkpoint blob with an empty name", rec.Step, runID)
-		}
-	}
-	// Encode outside the transaction: bbolt needs values to stay valid
-	// until commit.
-	chunks := encodeChunks(rec.Groups)
-	metrics := encodeMetrics(&rec)
+	return nil
+}
 
-	s.waitForSnapshot()
+// CommitSteps writes several steps of a running run, in increasing order,
+// in one transaction (as CommitStep writes one): importing or generating
+// many steps at once costs one commit.
+func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
+	enc := make([]encodedStep, len(recs))
+	for i := range recs {
+		var err error
+		if enc[i], err = s.encodeStep(runID, &recs[i]); err != nil {
+			return err
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
 	err := s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, runID)
@@ -218,45 +220,106 @@ func (s *Store) CommitStep(runID string, rec StepRecord) error {
 		if r.Status != StatusRunning {
 			return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
 		}
-		if rec.Step <= r.LastStep {
-			return fmt.Errorf("commit step %d of run %s: step %d is already committed", rec.Step, runID, r.LastStep)
-		}
 		data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
 		if data == nil {
 			return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
 		}
-		mb := data.Bucket([]byte(bucketMetrics))
-		mb.FillPercent = appendFill
-		if err := mb.Put(stepKey(rec.Step), metrics); err != nil {
-			return fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
-		}
-		gb := data.Bucket([]byte(bucketGroups))
-		gb.FillPercent = appendFill
-		for _, c := range chunks {
-			if err := gb.Put(groupKey(rec.Step, c.first), c.data); err != nil {
-				return fmt.Errorf("run %s step %d: groups from %d: %w", runID, rec.Step, c.first, err)
+		for i := range recs {
+			rec := &recs[i]
+			if rec.Step <= r.LastStep {
+				return fmt.Errorf("step %d is already committed (the run's last step is %d)", rec.Step, r.LastStep)
 			}
-		}
-		if len(rec.Checkpoint) > 0 {
-			if err := s.putCheckpoint(data.Bucket([]byte(bucketCheckpoints)), rec.Step, rec.Checkpoint); err != nil {
-				return fmt.Errorf("run %s step %d: checkpoint: %w", runID, rec.Step, err)
+			if err := s.putStep(data, runID, rec, enc[i]); err != nil {
+				return err
 			}
+			r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
 		}
-		r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
 		return putJSON(runs, runID, r)
 	})
 	if err != nil {
-		return fmt.Errorf("commit step %d of run %s: %w", rec.Step, runID, err)
+		return fmt.Errorf("commit step %d of run %s: %w", recs[0].Step, runID, err)
 	}
 	return nil
 }
 
-// putCheckpoint stores the blobs under step+name and prunes old steps.
+// encodedStep is a step's records encoded outside the transaction (bbolt
+// needs values to stay valid until commit).
+type encodedStep struct {
+	metrics []byte
+	chunks  []groupChunk
+}
+
+// encodeStep validates and encodes a step record.
+func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
+	if rec.Step < 0 {
+		return encodedStep{}, fmt.Errorf("commit step %d of run %s: negative step", rec.Step, runID)
+	}
+	for i := range rec.Groups {
+		if err := rec.Groups[i].Validate(); err != nil {
+			return encodedStep{}, fmt.Errorf("commit step %d of run %s: group %d: %w", rec.Step, runID, i, err)
+		}
+	}
+	for _, b := range rec.Checkpoint {
+		if b.Name == "" || strings.IndexByte(b.Name, 0) >= 0 {
+			return encodedStep{}, fmt.Errorf("commit step %d of run %s: checkpoint blob name %q: want a non-empty name without zero bytes", rec.Step, runID, b.Name)
+		}
+	}
+	return encodedStep{metrics: encodeMetrics(rec), chunks: s.codec.encodeChunks(rec.Groups)}, nil
+}
+
+// putStep writes one encoded step into a run's data buckets.
+func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc encodedStep) error {
+	mb := data.Bucket([]byte(bucketMetrics))
+	mb.FillPercent = appendFill
+	if err := mb.Put(stepKey(rec.Step), enc.metrics); err != nil {
+		return fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
+	}
+	gb := data.Bucket([]byte(bucketGroups))
+	gb.FillPercent = appendFill
+	for _, c := range enc.chunks {
+		if err := gb.Put(groupKey(rec.Step, c.first), c.data); err != nil {
+			return fmt.Errorf("run %s step %d: groups from %d: %w", runID, rec.Step, c.first, err)
+		}
+	}
+	if len(rec.Checkpoint) > 0 {
+		if err := s.putCheckpoint(data.Bucket([]byte(bucketCheckpoints)), rec.Step, rec.Checkpoint); err != nil {
+			return fmt.Errorf("run %s step %d: checkpoint: %w", runID, rec.Step, err)
+		}
+	}
+	return nil
+}
+
+// checkpointPiece is the size of the pieces a large checkpoint blob is
+// stored in. A run's resume state is rewritten at every step and its size
+// drifts (the stale-rollout buffer): stored whole, a new state rarely fits
+// the run of free pages an old one left and the file grows; pieces of one
+// size reuse them.
+const checkpointPiece = 1 << 20
+
+// pieceKey is the key of piece i of a blob stored in pieces: the step, the
+// name, a zero byte (names have none) and the big-endian piece index.
+func pieceKey(step int, name string, i int) []byte {
+	k := append(stepKey(step), name...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, uint32(i))
+}
+
+// putCheckpoint stores the blobs under step+name (large ones in pieces,
+// see checkpointPiece) and prunes old steps.
 func (s *Store) putCheckpoint(cb *bolt.Bucket, step int, blobs []Blob) error {
 	cb.FillPercent = appendFill
 	for _, b := range blobs {
-		if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
-			return err
+		if len(b.Data) <= checkpointPiece {
+			if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
+				return err
+			}
+			continue
+		}
+		for i := 0; i*checkpointPiece < len(b.Data); i++ {
+			piece := b.Data[i*checkpointPiece : min((i+1)*checkpointPiece, len(b.Data))]
+			if err := cb.Put(pieceKey(step, b.Name, i), piece); err != nil {
+				return err
+			}
 		}
 	}
 	if s.opts.KeepCheckpoints <= 0 {

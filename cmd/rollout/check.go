@@ -45,6 +45,10 @@ is damaged and exits 1 (restore the file from a copy).`,
 			if res.OK() {
 				fmt.Fprintf(out, "%s: intact (%d experiments, %d runs, %d steps, %d groups checked)\n",
 					path, res.Experiments, res.Runs, res.Steps, res.Groups)
+				if res.SampledTokens > 0 {
+					fmt.Fprintf(out, "groups: %d bytes stored for %d sampled tokens (%.1f bytes a token)\n",
+						res.GroupBytes, res.SampledTokens, float64(res.GroupBytes)/float64(res.SampledTokens))
+				}
 				return nil
 			}
 			fmt.Fprintf(out, "%s: damaged: %d problems\n", path, len(res.Problems)+res.More)

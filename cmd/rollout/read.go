@@ -50,9 +50,10 @@ func lowerIsBetter(metric string) bool {
 }
 
 // openRead opens the store for a reading command: read-only, and while a
-// run is writing it, as a snapshot (the store says so).
-func openRead(cmd *cobra.Command, flag string) (*tracking.Store, error) {
-	st, err := tracking.Open(storePath(flag), tracking.Options{ReadOnly: true})
+// run is writing it, as a snapshot (the store says so) of what the command
+// reads (scope; nil: everything).
+func openRead(cmd *cobra.Command, flag string, scope *tracking.ReadScope) (*tracking.Store, error) {
+	st, err := tracking.Open(storePath(flag), tracking.Options{ReadOnly: true, Scope: scope})
 	if err != nil {
 		return nil, storeOpenError(flag, err)
 	}
@@ -89,9 +90,10 @@ func storeFlag(c *cobra.Command, store *string) {
 	c.Flags().StringVar(store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 }
 
-// withStore opens the store for reading, calls fn and closes it.
-func withStore(cmd *cobra.Command, store string, fn func(st *tracking.Store) error) error {
-	st, err := openRead(cmd, store)
+// withStore opens the store for reading (a snapshot of scope while a run
+// writes it), calls fn and closes it.
+func withStore(cmd *cobra.Command, store string, scope *tracking.ReadScope, fn func(st *tracking.Store) error) error {
+	st, err := openRead(cmd, store, scope)
 	if err != nil {
 		return err
 	}
@@ -104,7 +106,7 @@ func newLsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "ls [EXPERIMENT]", Short: "List experiments and runs with status and progress", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			return withStore(cmd, store, &tracking.ReadScope{}, func(st *tracking.Store) error {
 				exps, err := st.Experiments()
 				if err != nil {
 					return err
@@ -136,7 +138,7 @@ func newShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "show RUN", Short: "Show a run: its record and its last metrics", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
 				r, err := oneRun(st, args[0])
 				if err != nil {
 					return err
@@ -149,7 +151,13 @@ func newShowCmd() *cobra.Command {
 				if err == nil {
 					lp = &last
 				}
-				return report.WriteRunDetail(cmd.OutOrStdout(), r, lp)
+				if err := report.WriteRunDetail(cmd.OutOrStdout(), r, lp); err != nil {
+					return err
+				}
+				if st.HasFinal(r.ID) {
+					fmt.Fprintf(cmd.OutOrStdout(), "final policy: %s (train.save_final; a checkpoint for --checkpoint)\n", st.FinalDir(r.ID))
+				}
+				return nil
 			})
 		},
 	}
@@ -183,7 +191,7 @@ resolved configs are never pooled: the report refuses them.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
 				opts := reportOptions()
 				opts.Metrics, opts.At, opts.Baseline = metrics, a, baseline
 				rep, err := report.Build(st, args[0], opts)
@@ -231,7 +239,7 @@ at 300 dpi, by default.`,
 			if !strings.HasSuffix(out, ".png") && !strings.HasSuffix(out, ".svg") {
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
 				opts := report.PlotOptions{Metric: metric, X: xa, Variants: variants, Range: unitRange, MarkMetric: reportOptions().MarkMetric,
 					Width: vg.Length(width) * vg.Centimeter, Height: vg.Length(height) * vg.Centimeter, DPI: dpi}
 				if err := report.SavePlot(st, args[0], out, opts); err != nil {
@@ -264,7 +272,7 @@ func newTreesCmd() *cobra.Command {
 			if format != "text" && format != "json" {
 				return usageError{fmt.Errorf("--format %q: want text or json", format)}
 			}
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Groups: true}, func(st *tracking.Store) error {
 				r, err := oneRun(st, args[0])
 				if err != nil {
 					return err
@@ -321,7 +329,8 @@ With --out, the file appears only when the export succeeded.`,
 			if kind == report.ExportGroups && ef != report.JSONL {
 				return usageError{fmt.Errorf("--what groups --format %s: groups export only as jsonl (a group is a tree, not a row); --what trajectories gives one row per leaf", ef)}
 			}
-			return withStore(cmd, store, func(st *tracking.Store) error {
+			scope := &tracking.ReadScope{Runs: args[0], Metrics: kind == report.ExportMetrics, Groups: kind != report.ExportMetrics}
+			return withStore(cmd, store, scope, func(st *tracking.Store) error {
 				runs, err := st.FindRuns(args[0])
 				if err != nil {
 					return usageError{err}

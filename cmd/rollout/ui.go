@@ -74,7 +74,9 @@ func newUIHandler(path string) (*ui.Handler, error) {
 	tok := policy.DefaultTokenizer()
 	return ui.New(ui.Options{
 		Open: func() (*tracking.Store, error) {
-			st, err := tracking.Open(path, tracking.Options{ReadOnly: true})
+			// During a run: a snapshot of metrics and groups, not of the
+			// runs' resume state, which the dashboard never shows.
+			st, err := tracking.Open(path, tracking.Options{ReadOnly: true, Scope: &tracking.ReadScope{Metrics: true, Groups: true}})
 			if err != nil {
 				return nil, fmt.Errorf("dashboard: %w", err)
 			}

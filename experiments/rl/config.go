@@ -66,6 +66,13 @@ type Config struct {
 	Correction string `yaml:"correction" json:"correction"`
 	// TISCap is TIS's C. Default 2.
 	TISCap float64 `yaml:"tis_cap" json:"tis_cap"`
+	// SaveFinal writes a finished run's final policy as a checkpoint
+	// directory beside the store (tracking.FinalDir): model.safetensors
+	// with Hugging Face Llama names, config.json and vocab.json, which
+	// rollout model and --checkpoint take. Default false. (Left out of the
+	// JSON and YAML encodings when false, so run ids and recorded variant
+	// configs of configs without it stay what they were.)
+	SaveFinal bool `yaml:"save_final,omitempty" json:"save_final,omitempty"`
 }
 
 // EvalConfig is the held-out evaluation.

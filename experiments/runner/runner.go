@@ -2,7 +2,9 @@
 // into a tracking store: it pretrains (or finds cached) base policies,
 // runs the RL loop of every run on a pool of workers, commits each step —
 // metrics, every rollout group and a checkpoint of the run's state — in one
-// transaction, and resumes unfinished runs from their last committed step.
+// transaction, resumes unfinished runs from their last committed step, and,
+// with train.save_final, writes a finished run's final policy beside the
+// store (tracking.FinalDir).
 //
 // A run's results do not depend on the number of workers or their
 // scheduling: every run is computed by one goroutine from its own seed,
@@ -22,6 +24,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -317,6 +320,11 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed}
 	res.Outcome, res.Err = j.run(ctx, rec.LastStep, baseDir, rewardDir)
 	res.Step, res.Resumed = j.lastStep, j.resumed
+	if res.Outcome == Finished && c.Train.SaveFinal {
+		if err := j.saveFinal(); err != nil {
+			res.Outcome, res.Err = Failed, err
+		}
+	}
 	status, msg := tracking.StatusFinished, ""
 	switch res.Outcome {
 	case Stopped:
@@ -421,6 +429,15 @@ func (j *job) resume(lastStep int) error {
 		j.elapsed = m.Elapsed
 	}
 	return nil
+}
+
+// saveFinal writes the run's final policy beside the store
+// (tracking.FinalDir), before EndRun marks the run finished and deletes its
+// resume state.
+func (j *job) saveFinal() error {
+	return j.store.SaveFinal(j.cfg.ID, func(dir string) error {
+		return policy.Save(dir, j.setup.Policy, j.setup.Tokenizer)
+	})
 }
 
 // evaluate adds the held-out evaluation's metrics to m.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
@@ -546,4 +547,106 @@ func TestExperimentIdentity(t *testing.T) {
 	if len(exp.Configs) != 4 || len(exp.Variants) != 4 {
 		t.Errorf("after a new variant: %v", exp.Variants)
 	}
+}
+
+// With train.save_final a finished run leaves exactly its final policy, a
+// checkpoint directory beside the store that loads and samples as the
+// final policy of the same run computed in memory does; without it, a
+// finished run leaves nothing to resume from and no final policy.
+func TestSaveFinal(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		saveFinal bool
+	}{{"save_final", true}, {"without", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := writeConfig(t, dir,
+				fmt.Sprintf("{steps: 2, prompts_per_step: 2, max_resample_rounds: 0, lr: 1.0e-3, save_final: %v}", tc.saveFinal),
+				"{every: 0, prompts: 2, samples: 1, k: 1}")
+			runs := f.Runs()[:1]
+			path := filepath.Join(dir, "final.db")
+			st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			r := runs[0]
+			if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
+				t.Fatal(err)
+			}
+			res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}})
+			if res.Outcome != Finished {
+				t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+			}
+			if _, _, err := st.LatestCheckpoint(r.ID); !errors.Is(err, tracking.ErrNotFound) {
+				t.Fatalf("a finished run's resume state: %v, want none", err)
+			}
+			final := st.FinalDir(r.ID)
+			entries, _ := os.ReadDir(filepath.Dir(final))
+			if !tc.saveFinal {
+				if len(entries) != 0 || st.HasFinal(r.ID) {
+					t.Fatalf("without save_final: %d entries in %s", len(entries), filepath.Dir(final))
+				}
+				return
+			}
+			if len(entries) != 1 || entries[0].Name() != r.ID {
+				t.Fatalf("%s holds %v, want only %s", filepath.Dir(final), entries, r.ID)
+			}
+			files, _ := os.ReadDir(final)
+			var names []string
+			for _, e := range files {
+				names = append(names, e.Name())
+			}
+			if want := []string{policy.ConfigFile, policy.WeightsFile, policy.VocabFile}; !slices.Equal(names, want) {
+				t.Fatalf("%s holds %v, want %v", final, names, want)
+			}
+			// The same run's final policy, computed in memory.
+			setup, err := NewSetup(r.Config, r.Seed, filepath.Join(dir, "base"), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			loop, err := rl.New(setup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for !loop.Done() {
+				if _, err := loop.Step(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, tok, err := policy.Load(final)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := sampleAll(t, setup.Policy, setup.Tokenizer), sampleAll(t, m, tok)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("the saved final policy samples\n%v\nthe in-memory one\n%v", b, a)
+			}
+			want, _ := policy.EncodeWeights(setup.Policy)
+			got, _ := policy.EncodeWeights(m)
+			if !bytes.Equal(want, got) {
+				t.Fatal("the saved weights differ from the in-memory final policy's")
+			}
+		})
+	}
+}
+
+// sampleAll samples 4 responses to a prompt with their log-probs and
+// entropies.
+func sampleAll(t *testing.T, m *policy.Model, tok *policy.Tokenizer) []policy.Sample {
+	t.Helper()
+	ids, err := tok.EncodePrompt("3+4=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := policy.NewEngine(m)
+	root, err := e.Prefill(ids, policy.Stream{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := policy.Generate(e, root, 4, policy.Sampling{Temperature: 1, TopP: 1}, 7, m.Config.MaxSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
