@@ -183,8 +183,8 @@ func seedList(runs []tracking.Run) string {
 func summary(outs []Outcome) string {
 	var parts []string
 	for _, o := range outs {
-		parts = append(parts, fmt.Sprintf("%s %s %s than %s at %s: %+.4g (95%% CI %+.4g to %+.4g, MDE %.3g) %s",
-			o.Variant, o.Metric, o.Want, o.Against, atText(o.At), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
+		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s at %s: %+.3g [%+.3g, %+.3g], MDE %.2g: %s",
+			o.Variant, o.Against, o.Metric, o.Want, atText(o.At), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
 	}
 	return strings.Join(parts, "; ")
 }
