@@ -18,6 +18,7 @@ package suite
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -227,7 +228,7 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 		return Outcome{}, fmt.Errorf("suite: check %s %s: experiment %s has no variant %q or %q", c.Metric, c.At, experiment, c.Variant, baseline)
 	}
 	var xs, ys []float64
-	for _, seed := range slices.Sorted(mapKeys(a)) {
+	for _, seed := range slices.Sorted(maps.Keys(a)) {
 		if y, ok := b[seed]; ok {
 			xs, ys = append(xs, a[seed]), append(ys, y)
 		}
@@ -241,16 +242,6 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 		lo, hi = t.Diff, t.Diff
 	}
 	return Outcome{Check: c, Against: c.against(baseline), Test: t, MDE: mde(t), Verdict: decide(c.Want, c.Margin, lo, hi)}, nil
-}
-
-func mapKeys(m map[int64]float64) func(func(int64) bool) {
-	return func(yield func(int64) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Values returns each variant's value of metric per seed at a point of

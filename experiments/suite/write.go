@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -300,7 +301,7 @@ func baselineFirst(exp tracking.Experiment) []string {
 // paired returns the values of a and b at their shared seeds, in seed
 // order.
 func paired(a, b map[int64]float64) (xs, ys []float64) {
-	for _, s := range slices.Sorted(mapKeys(a)) {
+	for _, s := range slices.Sorted(maps.Keys(a)) {
 		if y, ok := b[s]; ok {
 			xs, ys = append(xs, a[s]), append(ys, y)
 		}
@@ -310,7 +311,7 @@ func paired(a, b map[int64]float64) (xs, ys []float64) {
 
 func sortedValues(m map[int64]float64) []float64 {
 	var out []float64
-	for _, s := range slices.Sorted(mapKeys(m)) {
+	for _, s := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, m[s])
 	}
 	return out
