@@ -99,7 +99,7 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 	if err != nil {
 		return err
 	}
-	st, err := tracking.Open(storePath(a.store), tracking.Options{KeepCheckpoints: 1})
+	st, err := openSuiteStore(cmd, a)
 	if err != nil {
 		return err
 	}
@@ -139,6 +139,15 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 	}
 	fmt.Fprintf(out, "wrote %s\n", index)
 	return nil
+}
+
+// openSuiteStore opens the store for writing, or, with --no-run, for
+// reading (a snapshot while another process writes it).
+func openSuiteStore(cmd *cobra.Command, a suiteArgs) (*tracking.Store, error) {
+	if a.noRun {
+		return openRead(cmd, a.store)
+	}
+	return tracking.Open(storePath(a.store), tracking.Options{KeepCheckpoints: 1})
 }
 
 // suiteRun runs one report's config into the store with progress bars;

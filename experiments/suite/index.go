@@ -44,7 +44,7 @@ func Index(reports []Report, dir, command string) string {
 		fmt.Fprintf(&b, "| %d | [%s](%s.md) | %s | **%s** | %s |\n", r.Number, r.Title, r.Name, oneLine(r.Claim), v, sum)
 	}
 	if missing > 0 {
-		fmt.Fprintf(&b, "\nThe reports not generated yet take about %.0f min on the 2-core machine (estimates; the command runs them one after another).\n", missing)
+		fmt.Fprintf(&b, "\nThe reports not generated yet take about %.0f min on the shared 2-core machine (estimates from the reports generated so far, at load averages of 10–20; the command runs them one after another).\n", missing)
 	}
 	fmt.Fprintf(&b, "\n%s\n", indexEnd)
 	return b.String()

@@ -247,7 +247,7 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 // Values returns each variant's value of metric per seed at a point of
 // every run (report.ParseAt), or, with at "mean", each run's mean over
 // the steps that recorded it ("steps": its last step, "wall_s": its wall
-// time).
+// time); a run that never recorded the metric has no value.
 func Values(src report.Source, experiment, metric, at string, opts report.Options) (map[string]map[int64]float64, error) {
 	out := map[string]map[int64]float64{}
 	if at == "mean" {
@@ -256,14 +256,16 @@ func Values(src report.Source, experiment, metric, at string, opts report.Option
 			return nil, fmt.Errorf("suite: %w", err)
 		}
 		for _, r := range runs {
-			v, err := runMean(src, r, metric)
-			if err != nil {
-				return nil, err
-			}
 			if out[r.Variant] == nil {
 				out[r.Variant] = map[int64]float64{}
 			}
-			out[r.Variant][r.Seed] = v
+			v, ok, err := runMean(src, r, metric)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[r.Variant][r.Seed] = v
+			}
 		}
 		return out, nil
 	}
@@ -295,13 +297,14 @@ var shares = map[string][2]string{
 
 // runMean is a run's mean of metric over the steps that recorded it
 // (steps ≥ 1: step 0 is the base policy's evaluation); or its last step
-// ("steps"), its wall time in seconds ("wall_s"), or a share (shares).
-func runMean(src report.Source, r tracking.Run, metric string) (float64, error) {
+// ("steps"), its wall time in seconds ("wall_s"), or a share (shares). A
+// run that recorded no value after step 0 has none (false).
+func runMean(src report.Source, r tracking.Run, metric string) (float64, bool, error) {
 	switch metric {
 	case "steps":
-		return float64(r.LastStep), nil
+		return float64(r.LastStep), true, nil
 	case "wall_s":
-		return r.Elapsed.Seconds(), nil
+		return r.Elapsed.Seconds(), true, nil
 	}
 	names := []string{metric}
 	pair, isShare := shares[metric]
@@ -310,7 +313,7 @@ func runMean(src report.Source, r tracking.Run, metric string) (float64, error) 
 	}
 	series, err := src.MetricSeries(r.ID, names)
 	if err != nil {
-		return 0, fmt.Errorf("suite: run %s: %w", r.ID, err)
+		return 0, false, fmt.Errorf("suite: run %s: %w", r.ID, err)
 	}
 	sums := make([]float64, len(series))
 	var xs []float64
@@ -325,12 +328,12 @@ func runMean(src report.Source, r tracking.Run, metric string) (float64, error) 
 		}
 	}
 	if len(xs) == 0 {
-		return 0, fmt.Errorf("suite: run %s (%s seed %d) recorded no %s after step 0", r.ID, r.Variant, r.Seed, names[0])
+		return 0, false, nil
 	}
 	if isShare {
-		return sums[0] / (sums[0] + sums[1]), nil
+		return sums[0] / (sums[0] + sums[1]), true, nil
 	}
-	return stats.Mean(xs), nil
+	return stats.Mean(xs), true, nil
 }
 
 // verdictLine is the line of a report's markdown that holds its verdict,

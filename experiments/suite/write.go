@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -273,7 +274,7 @@ func writeMeans(p *printer, st *tracking.Store, exp tracking.Experiment, t Table
 		for i := range t.Metrics {
 			xs, ys := paired(cols[i][variant], cols[i][exp.Baseline])
 			own := sortedValues(cols[i][variant])
-			line[1] = fmt.Sprint(len(own))
+			line[1] = fmt.Sprint(max(len(own), atoi(line[1])))
 			line = append(line, formatSummary(stats.Summarize(own)), pText(variant == exp.Baseline, xs, ys))
 		}
 		if err := tab.Append(line); err != nil {
@@ -285,6 +286,12 @@ func writeMeans(p *printer, st *tracking.Store, exp tracking.Experiment, t Table
 	}
 	p.f("\n")
 	return nil
+}
+
+// atoi reads a count written by writeMeans ("" is 0).
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // baselineFirst lists the experiment's variants, baseline first.
