@@ -10,10 +10,10 @@ const (
 )
 
 // evalMetrics are the held-out metrics of the accuracy tables.
-var evalMetrics = []string{"eval/acc", "eval/pass@k", "eval/maj@k"}
+func evalMetrics() []string { return []string{"eval/acc", "eval/pass@k", "eval/maj@k"} }
 
 // accPlot is eval/acc against sampled tokens.
-var accPlot = Plot{Metric: "eval/acc", X: report.XTokens}
+func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
 
 // Reports returns the suite's reports in the issue's order (1–10); the
 // order in which they were generated is the brief's priority, which
@@ -67,8 +67,8 @@ func filtering() Report {
 		Source: "DAPO (Yu et al. 2025), dynamic sampling",
 		Design: shortTask + `Most groups of the weak base policy are all wrong at first, so filtering has groups to drop. Variants: ` + "`no_filter`" + ` (every group trained on), ` + "`filter`" + ` (groups with equal rewards dropped, no extra prompts) and ` + "`filter_resample2`" + ` (up to 2 extra rounds of prompts to refill the batch); 8 prompts × 8 samples a step. Compute saved is measured as training FLOPs at equal sampled tokens (filtered groups are never trained on). ` + `Every run samples 20,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k, 10k, 15k and 20k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 20,000 sampled tokens", At: "tokens:20000", Metrics: evalMetrics},
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: "tokens:10000", Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 20,000 sampled tokens", At: "tokens:20000", Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: "tokens:10000", Metrics: evalMetrics()},
 			{Title: "Compute at 20,000 sampled tokens", At: "tokens:20000", Metrics: []string{"budget/train_flops_cum"}},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/filtered", "groups/kept", "groups/resample_rounds", "groups/zero_std_frac", "wall_s"}},
 		},
@@ -77,7 +77,7 @@ func filtering() Report {
 			{Variant: "filter", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
 			{Variant: "filter_resample2", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
 		},
-		Plots:   []Plot{accPlot, {Metric: "budget/train_flops_cum", X: report.XTokens}},
+		Plots:   []Plot{accPlot(), {Metric: "budget/train_flops_cum", X: report.XTokens}},
 		Minutes: 7,
 	}
 }
@@ -89,15 +89,15 @@ func stale() Report {
 		Source: "AReaL (Fu et al. 2025, decoupled PPO), TIS (Yao et al. 2025)",
 		Design: shortTask + `Variants: fresh rollouts (` + "`max_staleness: 0`" + `), and groups trained on again for 1, 2 and 4 later versions with TIS, plus staleness 2 without correction and with AReaL's decoupled objective; no filtering, 8 prompts × 8 samples a step. ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
-			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
 			{Title: "Per step: reuse, importance weights, cost", At: "mean", Metrics: []string{"buffer/stale_groups", "is/ratio_mean", "mismatch/kl", "actor/pg_clipfrac", "timing_s/update", "wall_s"}},
 		},
 		Checks: []Check{
 			{Variant: "stale2_tis", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "stale2_tis", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
 		},
-		Plots:   []Plot{accPlot, {Metric: "eval/acc", X: report.XTime}},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
 		Minutes: 8,
 	}
 }
@@ -109,7 +109,7 @@ func temperature() Report {
 		Source: "POLARIS (An et al. 2025), Skywork-OR1 (He et al. 2025)",
 		Design: shortTask + `Rollout temperature 0.6, 0.8, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@4, maj@4) are drawn at the run's own temperature; greedy accuracy does not depend on it. ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Diversity per step", At: "mean", Metrics: []string{"tree/unique_responses", "rollout/entropy", "groups/zero_std_frac", "reward/mean"}},
 		},
 		Checks: []Check{
@@ -117,7 +117,7 @@ func temperature() Report {
 			{Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
 		},
-		Plots:   []Plot{accPlot},
+		Plots:   []Plot{accPlot()},
 		Minutes: 6,
 	}
 }
@@ -129,14 +129,14 @@ func maxLength() Report {
 		Source: "DAPO (Yu et al. 2025), overlong filtering and soft overlong punishment",
 		Design: shortTask + `The task's cap is 10 tokens (9 characters and EOS). At a cap of 9 the longest correct answers (three-digit sums, 9 characters) still fit, without their EOS, so the task allows it; at 8 they are cut. Variants: ` + "`full`" + ` (cap 10), cap 9 with the three overlong modes (` + "`truncate`" + `: trained on as cut; ` + "`filter`" + `: masked out of the loss; ` + "`penalty`" + `: DAPO's soft punishment with L_cache 2, so lengths 8 and 9 get −0.5 and −1), and cap 8 truncated. No filtering of groups, 8 prompts × 8 samples a step. Evaluation always generates up to the task's cap, so accuracy measures the trained policy, not the cap. ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Cost and truncation per step", At: "mean", Metrics: []string{"steps", "response_length/mean", "response_length/clip_ratio", "overlong/masked", "timing_s/gen", "wall_s"}},
 		},
 		Checks: []Check{
 			{Variant: "cap9_truncate", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
 			{Variant: "cap9_truncate", Metric: "response_length/mean", At: "mean", Want: Lower, Margin: 0},
 		},
-		Plots:   []Plot{accPlot, {Metric: "response_length/clip_ratio", X: report.XTokens}},
+		Plots:   []Plot{accPlot(), {Metric: "response_length/clip_ratio", X: report.XTokens}},
 		Minutes: 7,
 	}
 }
@@ -148,14 +148,14 @@ func quantized() Report {
 		Source: "FlashRL / TIS (Yao et al. 2025)",
 		Design: shortTask + `Variants: float32 sampling (baseline), weight-only int8 sampling without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. The int8 engine of this build is not yet faster than float32 on this CPU: rerun this report once the fast int8 kernels land. ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Cost and mismatch per step", At: "mean", Metrics: []string{"timing_s/gen", "mismatch/kl", "mismatch/abs_logp", "is/ratio_mean", "wall_s"}},
 		},
 		Checks: []Check{
 			{Variant: "int8", Metric: "timing_s/gen", At: "mean", Want: Lower, Margin: 0},
 			{Variant: "int8_tis", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
 		},
-		Plots:   []Plot{accPlot},
+		Plots:   []Plot{accPlot()},
 		Minutes: 5,
 	}
 }
@@ -167,15 +167,15 @@ func perPrompt() Report {
 		Source: "BroRL (Hu et al. 2025); DeepSeek-R1 and Kimi k1.5 group sizes",
 		Design: shortTask + `64 leaves a step as 4×16, 8×8 (baseline), 16×4 and 32×2 prompts × rollouts, flat sampling, GRPO advantages, no filtering (it would drop more of the small groups). ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
-			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/zero_std_frac", "reward/mean", "wall_s"}},
 		},
 		Checks: []Check{
 			{Variant: "p4_n16", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "p32_n2", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
 		},
-		Plots:   []Plot{accPlot},
+		Plots:   []Plot{accPlot()},
 		Minutes: 6,
 	}
 }
@@ -187,7 +187,7 @@ func advantage() Report {
 		Source: "Dr. GRPO (Liu et al. 2025), RLOO (Ahmadian et al. 2024), TreeRL (Hou et al. 2025), TreePO (Li et al. 2025)",
 		Design: shortTask + `Flat rollouts (8 samples) with ` + "`grpo`" + ` (baseline), ` + "`dr_grpo`" + ` and ` + "`rloo`" + `; entropy-tree rollouts (M=2, N=1, L=1, T=3: 8 leaves) with ` + "`grpo`" + `, ` + "`tree`" + ` and ` + "`tree_subgroup`" + `. 8 prompts a step, no filtering. ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "reward/mean", "actor/grad_norm", "wall_s"}},
 		},
 		Checks: []Check{
@@ -195,7 +195,7 @@ func advantage() Report {
 			{Variant: "flat_rloo", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
 			{Variant: "tree_tree", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Baseline: "tree_grpo"},
 		},
-		Plots:   []Plot{accPlot},
+		Plots:   []Plot{accPlot()},
 		Minutes: 9,
 	}
 }
@@ -225,15 +225,15 @@ func recipe() Report {
 		Source: "this suite",
 		Design: shortTask + `` + "`naive`" + `: flat sampling of 8 per prompt, no filtering, float32, the task's full length, fresh rollouts, temperature 1. ` + "`recipe`" + `: the levers that held in this suite's reports (see the config's comments for which and why). ` + commonBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics},
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics},
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Cost", At: "mean", Metrics: []string{"steps", "timing_s/gen", "timing_s/update", "wall_s"}},
 		},
 		Checks: []Check{
 			{Variant: "recipe", Metric: "eval/acc", At: atMid, Want: Higher, Margin: 0.02},
 			{Variant: "recipe", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
 		},
-		Plots:   []Plot{accPlot, {Metric: "eval/acc", X: report.XTime}},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
 		Minutes: 3,
 	}
 }

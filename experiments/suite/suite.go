@@ -288,16 +288,22 @@ func Values(src report.Source, experiment, metric, at string, opts report.Option
 	return out, nil
 }
 
-// Shares are the derived metrics a mean table or check may name: the
-// share of the first metric in the sum of both, over a run's steps.
-var shares = map[string][2]string{
-	"share/gen_time":  {"timing_s/gen", "timing_s/update"},
-	"share/gen_flops": {"budget/flops", "budget/train_flops"},
+// shareOf returns the two metrics of a derived share a mean table or
+// check may name (the first's share of their sum over a run's steps:
+// share/gen_time, share/gen_flops), and whether metric is one.
+func shareOf(metric string) ([]string, bool) {
+	switch metric {
+	case "share/gen_time":
+		return []string{"timing_s/gen", "timing_s/update"}, true
+	case "share/gen_flops":
+		return []string{"budget/flops", "budget/train_flops"}, true
+	}
+	return nil, false
 }
 
 // runMean is a run's mean of metric over the steps that recorded it
 // (steps ≥ 1: step 0 is the base policy's evaluation); or its last step
-// ("steps"), its wall time in seconds ("wall_s"), or a share (shares). A
+// ("steps"), its wall time in seconds ("wall_s"), or a share (shareOf). A
 // run that recorded no value after step 0 has none (false).
 func runMean(src report.Source, r tracking.Run, metric string) (float64, bool, error) {
 	switch metric {
@@ -307,9 +313,9 @@ func runMean(src report.Source, r tracking.Run, metric string) (float64, bool, e
 		return r.Elapsed.Seconds(), true, nil
 	}
 	names := []string{metric}
-	pair, isShare := shares[metric]
+	pair, isShare := shareOf(metric)
 	if isShare {
-		names = pair[:]
+		names = pair
 	}
 	series, err := src.MetricSeries(r.ID, names)
 	if err != nil {
