@@ -146,7 +146,7 @@ func quantized() Report {
 		Number: 6, Name: "quantized", Title: "Quantized sampling",
 		Claim:  `"quantized inference for the sampling phase" makes generation cheaper, and a truncated importance-sampling correction (TIS) absorbs the sampler–learner mismatch.`,
 		Source: "FlashRL / TIS (Yao et al. 2025)",
-		Design: shortTask + `Variants: float32 sampling (baseline), weight-only int8 sampling without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. The int8 engine of this build is not yet faster than float32 on this CPU: rerun this report once the fast int8 kernels land. ` + commonBudget,
+		Design: shortTask + `Variants: float32 sampling (baseline), weight-only int8 sampling without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. It measures this build's int8 engine: rerun it once the fast int8 kernels land. ` + commonBudget,
 		Tables: []Table{
 			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Cost and mismatch per step", At: "mean", Metrics: []string{"timing_s/gen", "mismatch/kl", "mismatch/abs_logp", "is/ratio_mean", "wall_s"}},
