@@ -56,6 +56,7 @@ func compute() Report {
 			{Variant: "d2_n4", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
 			{Variant: "d4_n16", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
 		},
+		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
 		Minutes: 4,
 	}
 }
@@ -214,6 +215,7 @@ func ttc() Report {
 			{Variant: "k16", Metric: "eval/maj@k", At: "tokens:0", Want: Higher, Margin: 0.02},
 			{Variant: "k16", Metric: "eval/maj@k", At: atEnd, Want: Higher, Margin: 0.02},
 		},
+		Plots:   []Plot{{Metric: "eval/maj@k", X: report.XTokens}, {Metric: "eval/pass@k", X: report.XTokens}},
 		Minutes: 5,
 	}
 }

@@ -69,7 +69,7 @@ func TestOverall(t *testing.T) {
 func TestReportsAreComplete(t *testing.T) {
 	seen := map[string]bool{}
 	for i, r := range Reports() {
-		if r.Number != i+1 || seen[r.Name] || r.Claim == "" || r.Source == "" || len(r.Checks) == 0 || r.Minutes <= 0 {
+		if r.Number != i+1 || seen[r.Name] || r.Claim == "" || r.Source == "" || len(r.Checks) == 0 || len(r.Plots) == 0 || r.Minutes <= 0 {
 			t.Errorf("report %d %q: incomplete or duplicate", i+1, r.Name)
 		}
 		seen[r.Name] = true
