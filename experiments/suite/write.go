@@ -186,7 +186,7 @@ func summary(outs []Outcome) string {
 	var parts []string
 	for _, o := range outs {
 		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s at %s: %+.3g [%+.3g, %+.3g], MDE %.2g: %s",
-			o.Variant, o.Against, o.Metric, o.Want, atText(o.At), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
+			o.Variant, o.Against, o.Metric, o.Want, atText(o.At, o.Metric), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -214,13 +214,18 @@ func writeChecks(p *printer, outs []Outcome, baseline string) {
 	p.f("| variant | against | metric | at | claim | margin | difference | 95%% CI | p | MDE | verdict |\n|---|---|---|---|---|--:|--:|--:|--:|--:|---|\n")
 	for _, o := range outs {
 		p.f("| %s | %s | %s | %s | %s | %.3g | %+.4g | %+.4g to %+.4g | %.3g | %.3g | **%s** |\n",
-			o.Variant, o.Against, o.Metric, atText(o.At), o.Want, o.Margin, o.Test.Diff, o.Test.Lo, o.Test.Hi, o.Test.P, o.MDE, o.Verdict)
+			o.Variant, o.Against, o.Metric, atText(o.At, o.Metric), o.Want, o.Margin, o.Test.Diff, o.Test.Lo, o.Test.Hi, o.Test.P, o.MDE, o.Verdict)
 	}
 	p.f("\n")
 }
 
-func atText(at string) string {
-	if at == "mean" {
+// atText names where a check's values are taken: a point of the runs,
+// each run's mean over its steps, or each run as a whole (steps, wall_s).
+func atText(at, metric string) string {
+	switch {
+	case at == "mean" && (metric == "steps" || metric == "wall_s"):
+		return "per run"
+	case at == "mean":
 		return "mean over steps"
 	}
 	return at
