@@ -427,11 +427,17 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 }
 
 // Score rewards every leaf of a group — by the task's verifier, or by the
-// mixer's weighted terms when mix is not nil — adds penalty(length) of the
-// leaf's response length in tokens (EOS included) when penalty is not nil
-// (recorded as the leaf's term "overlong"), and sets the estimator's
+// mixer's weighted terms when mix is not nil — and sets the estimator's
 // advantages. A leaf's reason is always the verifier's.
-func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator, penalty func(length int) float64) error {
+func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
+	return ScoreWithPenalty(t, mix, tok, p, g, est, nil)
+}
+
+// ScoreWithPenalty is Score that also adds penalty(length) of each leaf's
+// response length in tokens (EOS included) to its reward when penalty is
+// not nil (recorded as the leaf's term "overlong"), before the
+// advantages: train.overlong penalty's soft overlong punishment.
+func ScoreWithPenalty(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator, penalty func(length int) float64) error {
 	leaves := g.Leaves()
 	if mix == nil {
 		for _, leaf := range leaves {
@@ -469,7 +475,7 @@ func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt,
 	return nil
 }
 
-// overlongPenalty is the penalty Score adds with train.overlong: penalty
+// overlongPenalty is the penalty ScoreWithPenalty adds with train.overlong: penalty
 // (SoftOverlongPenalty at the setup's response cap), else nil.
 func (s *Setup) overlongPenalty() func(int) float64 {
 	if s.Train.Overlong != OverlongPenalty {

@@ -67,7 +67,7 @@ func leaf(n int, finish search.Finish) *search.Node {
 	return nd
 }
 
-// Score adds the penalty of each leaf's length to its verifier reward and
+// ScoreWithPenalty adds the penalty of each leaf's length to its verifier reward and
 // records it as the term "overlong"; without a penalty nothing changes.
 func TestScoreAddsOverlongPenalty(t *testing.T) {
 	tk, err := task.New("add", task.AddParams{Digits: 2, Scratchpad: true})
@@ -83,7 +83,7 @@ func TestScoreAddsOverlongPenalty(t *testing.T) {
 	want := []float64{0, -0.25, -0.5, -1} // L_max 10, L_cache 4: free up to 6, then −1/4 a token
 	g := search.NewGroup([]int{1, 2}, "flat", []*search.Node{leaf(4, search.FinishEOS), leaf(7, search.FinishEOS), leaf(8, search.FinishEOS), leaf(10, search.FinishLength)})
 	pen := func(n int) float64 { return SoftOverlongPenalty(n, 10, 4) }
-	if err := Score(tk, nil, policy.DefaultTokenizer(), p, g, est, pen); err != nil {
+	if err := ScoreWithPenalty(tk, nil, policy.DefaultTokenizer(), p, g, est, pen); err != nil {
 		t.Fatal(err)
 	}
 	for i, l := range g.Leaves() {
@@ -95,7 +95,7 @@ func TestScoreAddsOverlongPenalty(t *testing.T) {
 		t.Error("the shortest response's advantage is not above the truncated one's")
 	}
 	g2 := search.NewGroup([]int{1, 2}, "flat", []*search.Node{leaf(4, search.FinishEOS), leaf(10, search.FinishLength)})
-	if err := Score(tk, nil, policy.DefaultTokenizer(), p, g2, est, nil); err != nil {
+	if err := Score(tk, nil, policy.DefaultTokenizer(), p, g2, est); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range g2.Leaves() {

@@ -78,7 +78,7 @@ func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 	}
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
-		if err := Score(s.Task, s.Reward, s.Tokenizer, prompts[i], g, est, s.overlongPenalty()); err != nil {
+		if err := ScoreWithPenalty(s.Task, s.Reward, s.Tokenizer, prompts[i], g, est, s.overlongPenalty()); err != nil {
 			return nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i], Filtered: s.Train.FilterGroups && allEqual(g.Rewards())}
