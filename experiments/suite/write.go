@@ -185,7 +185,7 @@ func seedList(runs []tracking.Run) string {
 func summary(outs []Outcome) string {
 	var parts []string
 	for _, o := range outs {
-		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s at %s: %+.3g [%+.3g, %+.3g], MDE %.2g: %s",
+		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s (%s): %+.3g [%+.3g, %+.3g], MDE %.2g: %s",
 			o.Variant, o.Against, o.Metric, o.Want, atText(o.At, o.Metric), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
 	}
 	return strings.Join(parts, "; ")
