@@ -21,7 +21,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
@@ -342,9 +344,25 @@ func runMean(src report.Source, r tracking.Run, metric string) (float64, bool, e
 	return stats.Mean(xs), true, nil
 }
 
-// verdictLine is the line of a report's markdown that holds its verdict,
-// read back by WriteIndex.
-const verdictPrefix = "<!-- suite verdict: "
+// The lines of a report's markdown that hold its verdict and the wall
+// time of its runs (seconds from the first start to the last end), read
+// back by WriteIndex.
+const (
+	verdictPrefix = "<!-- suite verdict: "
+	wallPrefix    = "<!-- suite wall seconds: "
+)
+
+// ReadWall returns the wall time a report's markdown records, and whether
+// it records one.
+func ReadWall(markdown string) (time.Duration, bool) {
+	for _, line := range strings.Split(markdown, "\n") {
+		if rest, ok := strings.CutPrefix(line, wallPrefix); ok {
+			sec, err := strconv.ParseFloat(strings.TrimSuffix(rest, " -->"), 64)
+			return time.Duration(sec * float64(time.Second)), err == nil
+		}
+	}
+	return 0, false
+}
 
 // ReadVerdict returns the verdict a report's markdown records, and
 // whether it records one.

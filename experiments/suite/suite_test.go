@@ -194,6 +194,9 @@ func TestRenderAndIndex(t *testing.T) {
 	if got, _, ok := ReadVerdict(md); !ok || got != Holds {
 		t.Errorf("verdict read back: %q %v", got, ok)
 	}
+	if w, ok := ReadWall(md); !ok || w <= 0 { // the fake runs start in 1970 and end now
+		t.Errorf("wall time read back: %v %v", w, ok)
+	}
 	index := filepath.Join(dir, "README.md")
 	os.WriteFile(index, []byte("# Results\n\nkept\n"), 0o644)
 	reports := []Report{r, {Number: 10, Name: "recipe", Title: "R", Claim: "c", Minutes: 3}}
@@ -205,7 +208,7 @@ func TestRenderAndIndex(t *testing.T) {
 	raw, _ = os.ReadFile(index)
 	idx := string(raw)
 	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds** |") ||
-		!strings.Contains(idx, "not generated yet (`rollout suite DIR --only recipe`, about 3 min") {
+		!strings.Contains(idx, "not generated yet (`rollout suite DIR --only recipe`, about 3 min") || !strings.Contains(idx, "The 1 reports written took") {
 		t.Errorf("index:\n%s", idx)
 	}
 	os.WriteFile(index, []byte(indexBegin+"\n"), 0o644)

@@ -86,7 +86,7 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 	verdict := Overall(outs)
 	p := &printer{w: w}
 	p.f("# %d. %s\n\n", r.Number, r.Title)
-	p.f("%s%s | %s -->\n\n", verdictPrefix, verdict, summary(outs))
+	p.f("%s%s | %s -->\n%s%.0f -->\n\n", verdictPrefix, verdict, summary(outs), wallPrefix, span(runs).Seconds())
 	p.f("**Claim** (%s): %s\n\n", r.Source, r.Claim)
 	p.f("**Verdict: %s.** %s\n\n", verdict, verdictSentence(verdict, outs))
 	cfgLink := configLink(dir, r.Config())
@@ -353,13 +353,26 @@ func formatSummary(s stats.Summary) string {
 	return fmt.Sprintf("%.*f ± %.*f", dec, s.Mean, dec, s.HalfWidth)
 }
 
+// span is the wall time from the first run's start to the last run's end.
+func span(runs []tracking.Run) time.Duration {
+	var first, last time.Time
+	for _, r := range runs {
+		if first.IsZero() || r.Start.Before(first) {
+			first = r.Start
+		}
+		if r.End.After(last) {
+			last = r.End
+		}
+	}
+	return last.Sub(first)
+}
+
 // writeProvenance says how the report was made: the command, the builds
 // and hosts that made the runs, their wall time, the commit and machine
 // that wrote the report.
 func writeProvenance(p *printer, runs []tracking.Run, meta Meta) {
 	var versions, hosts []string
 	var total time.Duration
-	var first, last time.Time
 	for _, r := range runs {
 		if !slices.Contains(versions, r.Version) {
 			versions = append(versions, r.Version)
@@ -368,16 +381,10 @@ func writeProvenance(p *printer, runs []tracking.Run, meta Meta) {
 			hosts = append(hosts, r.Host)
 		}
 		total += r.Elapsed
-		if first.IsZero() || r.Start.Before(first) {
-			first = r.Start
-		}
-		if r.End.After(last) {
-			last = r.End
-		}
 	}
 	p.f("## Reproduce\n\n```sh\n%s\n```\n\n", meta.Command)
 	p.f("It runs what the store (`%s`) lacks of the config's runs (resuming unfinished ones), then writes this file and its plots from the store. ", meta.Store)
 	p.f("Runs: %d, by build %s on %s; wall time %s summed over runs, %s from the first start to the last end (runs two at a time, other users' jobs on the machine). ",
-		len(runs), strings.Join(versions, ", "), strings.Join(hosts, ", "), total.Round(time.Second), last.Sub(first).Round(time.Second))
+		len(runs), strings.Join(versions, ", "), strings.Join(hosts, ", "), total.Round(time.Second), span(runs).Round(time.Second))
 	p.f("Written by commit %s on %s.\n", meta.Commit, meta.Machine)
 }
