@@ -180,7 +180,7 @@ func sampleRemote(ctx context.Context, rf *remoteFlags, c config.Experiment, o r
 		return nil, nil, err
 	}
 	g := groups[0]
-	if err := rl.ScoreText(t, mix, s.Text, p, g, est); err != nil {
+	if err := rl.ScoreWithPenalty(t, mix, s.Text, p, g, est, nil); err != nil {
 		return nil, nil, err
 	}
 	rec := g.Record(p.Text, s.Text)

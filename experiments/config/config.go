@@ -124,6 +124,15 @@ type Rollout struct {
 	TopP        float64 `yaml:"top_p" json:"top_p"`
 	// Budget is the per-prompt limit on generated tokens; 0: none.
 	Budget int64 `yaml:"budget" json:"budget"`
+	// MaxTokens caps a response's length in tokens, EOS included, below
+	// the task's longest response (search.Request.MaxTokens: the cap
+	// L_max of train.overlong, and what train.total_tokens and
+	// eval.every_tokens count a group's longest cost with); 0, or the
+	// task's longest response and EOS itself, resolves to 0: no cap below
+	// the task's. Evaluation generates up to the task's longest response
+	// whatever the cap. Default 0. (Left out of the JSON encoding when 0,
+	// so run ids of configs without it stay what they were.)
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitzero"`
 	// Int8 samples from a weight-only int8 copy of the policy. Default
 	// false.
 	Int8 bool `yaml:"int8" json:"int8"`

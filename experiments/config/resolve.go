@@ -10,6 +10,7 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
@@ -57,6 +58,9 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 	if err := validate(&cfg, t); err != nil {
 		return cfg, err
 	}
+	if err := validateLength(&cfg, tk, t); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -73,6 +77,38 @@ func anchorTaskFiles(params any, configPath string) {
 	if dir := filepath.Dir(configPath); dir != "." {
 		p.Path = filepath.Join(dir, p.Path)
 	}
+}
+
+// validateLength checks rollout.max_tokens against the task's longest
+// response and train.overlong_cache against the cap, and resolves the
+// settings that change nothing to their zero values (left out of the run
+// id): a cap equal to the task's maximum, a cache without overlong:
+// penalty, an empty overlong mode (truncate).
+func validateLength(cfg *Experiment, tk task.Task, t *tree) error {
+	taskMax := tk.MaxResponseLen() + 1
+	r := &cfg.Rollout
+	if r.MaxTokens < 0 || r.MaxTokens > taskMax {
+		return t.fail("rollout.max_tokens", nil, "%d, want in [1, %d] (task %s's longest response, %d tokens, and EOS; 0: that maximum)",
+			r.MaxTokens, taskMax, tk.Name(), tk.MaxResponseLen())
+	}
+	if r.MaxTokens == taskMax {
+		r.MaxTokens = 0
+	}
+	capLen := taskMax
+	if r.MaxTokens > 0 {
+		capLen = r.MaxTokens
+	}
+	tr := &cfg.Train
+	if tr.Overlong == "" {
+		tr.Overlong = rl.OverlongTruncate
+	}
+	if tr.Overlong != rl.OverlongPenalty {
+		tr.OverlongCache = 0
+	} else if tr.OverlongCache > capLen {
+		return t.fail("train.overlong_cache", nil, "%d is longer than the response cap L_max = %d tokens (rollout.max_tokens, else task %s's longest response and EOS)",
+			tr.OverlongCache, capLen, tk.Name())
+	}
+	return nil
 }
 
 // validate checks the sections of a decoded configuration after its task,

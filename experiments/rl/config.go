@@ -73,6 +73,56 @@ type Config struct {
 	// JSON and YAML encodings when false, so run ids and recorded variant
 	// configs of configs without it stay what they were.)
 	SaveFinal bool `yaml:"save_final,omitempty" json:"save_final,omitempty"`
+	// Overlong is what the loss does with responses cut at the length cap
+	// L_max (rollout.max_tokens, else the task's longest response and
+	// EOS): truncate trains on them as they are, filter masks them out of
+	// the loss (DAPO's overlong filtering; their advantages are still
+	// computed within the whole group), penalty adds DAPO's soft overlong
+	// punishment to every response's reward (see SoftOverlongPenalty). Default
+	// truncate. (Left out of the JSON encoding when truncate, so run ids of
+	// configs without it stay what they were.)
+	Overlong Overlong `yaml:"overlong" json:"overlong,omitzero"`
+	// OverlongCache is DAPO's L_cache: the length of the interval before
+	// L_max over which the penalty grows linearly from 0 to −1; used only
+	// with overlong: penalty, where it is required, in [1, L_max]. Default
+	// 0. (Left out of the JSON encoding when 0.)
+	OverlongCache int `yaml:"overlong_cache" json:"overlong_cache,omitzero"`
+}
+
+// Overlong is train.overlong: truncate, filter or penalty. The empty
+// string, as decoded from a run recorded before the key existed, means
+// truncate.
+type Overlong string
+
+// The treatments of overlong responses.
+const (
+	OverlongTruncate Overlong = "truncate"
+	OverlongFilter   Overlong = "filter"
+	OverlongPenalty  Overlong = "penalty"
+)
+
+// IsZero reports whether o is the default, truncate, which encoding/json's
+// omitzero leaves out.
+func (o Overlong) IsZero() bool { return o == "" || o == OverlongTruncate }
+
+// SoftOverlongPenalty is DAPO's soft overlong punishment of a response of
+// length tokens (EOS included) under the cap maxLen = L_max with cache
+// L_cache:
+//
+//	0                               if length ≤ L_max − L_cache
+//	((L_max − L_cache) − length)/L_cache  if L_max − L_cache < length ≤ L_max
+//	−1                              if length > L_max
+//
+// A response cut at the cap (length = L_max) gets −1.
+func SoftOverlongPenalty(length, maxLen, cache int) float64 {
+	free := maxLen - cache
+	switch {
+	case length <= free:
+		return 0
+	case length > maxLen:
+		return -1
+	}
+	return float64(free-length) / float64(cache)
 }
 
 // EvalConfig is the held-out evaluation.
@@ -105,18 +155,20 @@ var (
 	Advantages  = search.EstimatorNames()
 	LossAggs    = []string{"token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"}
 	Corrections = []string{"none", "tis", "decoupled"}
+	Overlongs   = []string{string(OverlongTruncate), string(OverlongFilter), string(OverlongPenalty)}
 )
 
 // DefaultConfig returns the defaults: 20 steps of 8 prompts, Adam at 1e-4
 // with gradients clipped to norm 1, GRPO advantages, PPO clip 0.2/0.28,
 // token-mean loss, no KL or entropy term, one epoch of one minibatch,
 // group filtering with up to 2 extra rounds, no stale reuse, no
-// correction (TIS cap 2).
+// correction (TIS cap 2), overlong responses trained on as they are.
 func DefaultConfig() Config {
 	return Config{
 		Steps: 20, PromptsPerStep: 8, LR: 1e-4, MaxGradNorm: 1, Advantage: "grpo",
 		ClipLow: 0.2, ClipHigh: 0.28, LossAgg: "token_mean", Epochs: 1, Minibatches: 1,
 		FilterGroups: true, MaxResampleRounds: 2, Correction: "none", TISCap: 2,
+		Overlong: OverlongTruncate,
 	}
 }
 
@@ -156,6 +208,8 @@ func (c Config) Validate() error {
 		{c.MaxResampleRounds < 0, "train.max_resample_rounds", c.MaxResampleRounds, "want ≥ 0"},
 		{c.MaxStaleness < 0, "train.max_staleness", c.MaxStaleness, "want ≥ 0"},
 		{c.TISCap <= 0, "train.tis_cap", c.TISCap, "want > 0"},
+		{c.OverlongCache < 0, "train.overlong_cache", c.OverlongCache, "want ≥ 0"},
+		{c.Overlong == OverlongPenalty && c.OverlongCache == 0, "train.overlong_cache", c.OverlongCache, "want ≥ 1 with train.overlong: penalty (DAPO's L_cache)"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
@@ -167,6 +221,11 @@ func (c Config) Validate() error {
 	}
 	if err := oneOf("train.loss_agg", c.LossAgg, LossAggs); err != nil {
 		return err
+	}
+	if c.Overlong != "" {
+		if err := oneOf("train.overlong", string(c.Overlong), Overlongs); err != nil {
+			return err
+		}
 	}
 	return oneOf("train.correction", c.Correction, Corrections)
 }

@@ -40,6 +40,11 @@ type Setup struct {
 	Sampling  policy.Sampling
 	// Budget is the per-prompt token budget (0: none).
 	Budget int64
+	// MaxTokens caps a response's length in tokens, EOS included
+	// (rollout.max_tokens: search.Request.MaxTokens); 0: the task's longest
+	// response and EOS. Responses cut there finish with
+	// search.FinishLength; Train.Overlong says how the loss treats them.
+	MaxTokens int
 	// EvalEveryTokens is eval.every_tokens: steps stop at its multiples of
 	// sampled tokens, each reported in StepResult.Mark once reached; 0:
 	// none.
@@ -89,6 +94,9 @@ func New(s Setup) (*Loop, error) {
 	}
 	if err := task.CheckFits(s.Task, s.Policy.Config.MaxSeq); err != nil {
 		return nil, fmt.Errorf("rl: %w", err)
+	}
+	if err := s.checkMaxTokens(); err != nil {
+		return nil, err
 	}
 	tr, err := policy.NewTrainer(s.Policy, policy.TrainConfig{LR: s.Train.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: s.Train.MaxGradNorm})
 	if err != nil {
@@ -196,9 +204,29 @@ func (sg ScoredGroup) Record(tok *policy.Tokenizer) *record.Group {
 	return r
 }
 
-// maxTokens is the longest response in tokens: the task's longest response
-// and EOS.
-func (l *Loop) maxTokens() int { return l.s.Task.MaxResponseLen() + 1 }
+// maxTokens is the longest response in tokens (Setup.ResponseCap).
+func (l *Loop) maxTokens() int { return l.s.ResponseCap() }
+
+// ResponseCap is the longest response in tokens, EOS included: MaxTokens,
+// or the task's longest response and EOS when it is 0.
+func (s *Setup) ResponseCap() int {
+	if s.MaxTokens > 0 {
+		return s.MaxTokens
+	}
+	return s.Task.MaxResponseLen() + 1
+}
+
+// checkMaxTokens checks MaxTokens against the task's longest response and
+// train.overlong_cache against the cap.
+func (s *Setup) checkMaxTokens() error {
+	if taskMax := s.Task.MaxResponseLen() + 1; s.MaxTokens < 0 || s.MaxTokens > taskMax {
+		return fmt.Errorf("rl: rollout.max_tokens = %d, want in [1, %d] (task %s's longest response and EOS; 0: that maximum)", s.MaxTokens, taskMax, s.Task.Name())
+	}
+	if c := s.Train; c.Overlong == OverlongPenalty && c.OverlongCache > s.ResponseCap() {
+		return fmt.Errorf("rl: train.overlong_cache = %d is longer than the response cap L_max = %d tokens", c.OverlongCache, s.ResponseCap())
+	}
+	return nil
+}
 
 // Step runs one training step.
 func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
@@ -373,7 +401,7 @@ func (l *Loop) updateFLOPs(batch []staleGroup) int64 {
 	cfg := l.s.Policy.Config
 	var fwd int64
 	for _, sg := range batch {
-		for _, leaf := range sg.group.Leaves() {
+		for _, leaf := range trainedLeaves(sg.group, c.Overlong) {
 			n := len(sg.group.Prompt) + leaf.Start + len(leaf.Tokens)
 			for ctx := 1; ctx <= n; ctx++ {
 				fwd += cfg.ForwardFLOPs(ctx)
@@ -402,17 +430,24 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 // mixer's weighted terms when mix is not nil — and sets the estimator's
 // advantages. A leaf's reason is always the verifier's.
 func Score(t task.Task, mix *reward.Mixer, tok *policy.Tokenizer, p task.Prompt, g *search.Group, est search.Estimator) error {
-	return ScoreText(t, mix, tok.ResponseText, p, g, est)
+	return ScoreWithPenalty(t, mix, tok.ResponseText, p, g, est, nil)
 }
 
-// ScoreText is Score with the text of a response's tokens given by text
-// (a remote policy's tokens are the server's, not tok's).
-func ScoreText(t task.Task, mix *reward.Mixer, text func([]int) string, p task.Prompt, g *search.Group, est search.Estimator) error {
+// ScoreWithPenalty is Score with the text of a response's tokens given by
+// text (a remote policy's tokens are the server's, not tok's) and, when
+// penalty is not nil, penalty(length) of each leaf's response length in
+// tokens (EOS included) added to its reward (recorded as the leaf's term
+// "overlong"), before the advantages: train.overlong penalty's soft
+// overlong punishment.
+func ScoreWithPenalty(t task.Task, mix *reward.Mixer, text func([]int) string, p task.Prompt, g *search.Group, est search.Estimator, penalty func(length int) float64) error {
 	leaves := g.Leaves()
 	if mix == nil {
 		for _, leaf := range leaves {
 			v := t.Verify(p, text(leaf.Response()))
 			leaf.SetOutcome(v.Reward, string(v.Reason))
+			if penalty != nil {
+				leaf.Terms = []record.Term{{Name: "verifier", Value: v.Reward}}
+			}
 		}
 	} else {
 		prompts := make([]task.Prompt, len(leaves))
@@ -429,10 +464,27 @@ func ScoreText(t task.Task, mix *reward.Mixer, text func([]int) string, p task.P
 			leaf.Terms = scored[i].Terms.Record()
 		}
 	}
+	if penalty != nil {
+		for _, leaf := range leaves {
+			pen := penalty(leaf.Start + len(leaf.Tokens))
+			leaf.SetOutcome(leaf.Reward+pen, leaf.Reason)
+			leaf.Terms = append(leaf.Terms, record.Term{Name: "overlong", Value: pen})
+		}
+	}
 	if err := search.SetAdvantages(g, est); err != nil {
 		return fmt.Errorf("rl: advantages: %w", err)
 	}
 	return nil
+}
+
+// overlongPenalty is the penalty ScoreWithPenalty adds with train.overlong: penalty
+// (SoftOverlongPenalty at the setup's response cap), else nil.
+func (s *Setup) overlongPenalty() func(int) float64 {
+	if s.Train.Overlong != OverlongPenalty {
+		return nil
+	}
+	maxLen, cache := s.ResponseCap(), s.Train.OverlongCache
+	return func(length int) float64 { return SoftOverlongPenalty(length, maxLen, cache) }
 }
 
 // ResponseText decodes a response's tokens as the verifier reads them
@@ -456,7 +508,17 @@ func seqOf(g *search.Group, leaf *search.Node) []int {
 // update runs the PPO epochs over the batch.
 func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 	c := l.s.Train
-	seqs := trainingSequences(batch)
+	seqs := trainingSequences(batch, c.Overlong)
+	if c.Overlong == OverlongFilter {
+		all := 0
+		for _, sg := range batch {
+			all += len(sg.group.Leaves())
+		}
+		m["overlong/masked"] = float64(all - len(seqs))
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
 	temp := l.s.Sampling.Temperature
 	if temp == 0 {
 		temp = 1
@@ -508,11 +570,23 @@ type trainSeq struct {
 	adv, beh, old, rf []float64
 }
 
-// trainingSequences returns one sequence per leaf of the batch's groups.
-func trainingSequences(batch []staleGroup) []trainSeq {
+// trainedLeaves returns the leaves of g the loss trains on: all of them,
+// but those cut at the length cap (search.FinishLength) with train.overlong
+// filter (DAPO's overlong filtering).
+func trainedLeaves(g *search.Group, mode Overlong) []*search.Node {
+	leaves := g.Leaves()
+	if mode != OverlongFilter {
+		return leaves
+	}
+	return slices.DeleteFunc(slices.Clone(leaves), func(n *search.Node) bool { return n.Finish == search.FinishLength })
+}
+
+// trainingSequences returns one sequence per trained leaf (trainedLeaves)
+// of the batch's groups.
+func trainingSequences(batch []staleGroup, mode Overlong) []trainSeq {
 	var seqs []trainSeq
 	for _, sg := range batch {
-		for _, leaf := range sg.group.Leaves() {
+		for _, leaf := range trainedLeaves(sg.group, mode) {
 			d := trainSeq{seq: seqOf(sg.group, leaf), promptLen: len(sg.group.Prompt)}
 			for _, a := range leaf.Advantages {
 				d.adv = append(d.adv, a)

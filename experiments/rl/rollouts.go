@@ -37,7 +37,7 @@ func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Requ
 	req := search.Request{
 		Sampling:  s.Sampling,
 		EOS:       []int{policy.EOS},
-		MaxTokens: s.Task.MaxResponseLen() + 1,
+		MaxTokens: s.ResponseCap(),
 		Budget:    s.Budget,
 		Seed:      s.Seed,
 		Step:      uint64(step),
@@ -78,7 +78,7 @@ func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 	}
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
-		if err := Score(s.Task, s.Reward, s.Tokenizer, prompts[i], g, est); err != nil {
+		if err := ScoreWithPenalty(s.Task, s.Reward, s.Tokenizer.ResponseText, prompts[i], g, est, s.overlongPenalty()); err != nil {
 			return nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i], Filtered: s.Train.FilterGroups && allEqual(g.Rewards())}

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rollout-rl/rollout/experiments/rl"
+)
+
+// The run ids of the bundled configs are those they had before
+// rollout.max_tokens and train.overlong existed: the new keys at their
+// defaults are left out of the resolved config's JSON.
+func TestBundledRunIDsUnchanged(t *testing.T) {
+	for _, tc := range []struct{ file, first, last string }{
+		{"long_add.yaml", "a011a4b63d2b", "77d10de2555d"},
+		{"path_strategies.yaml", "b31383ee1b48", "4ade69d7d2f6"},
+		{"quickstart.yaml", "b9950931ad81", "2d8fb1b5c291"},
+		{"strategies.yaml", "0036b3723ab6", "90f4a3ef09da"},
+	} {
+		f, err := Load(filepath.Join("..", "configs", tc.file), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs := f.Runs()
+		if runs[0].ID != tc.first || runs[len(runs)-1].ID != tc.last {
+			t.Errorf("%s: run ids %s … %s, want %s … %s", tc.file, runs[0].ID, runs[len(runs)-1].ID, tc.first, tc.last)
+		}
+		b, _ := json.Marshal(runs[0].Config)
+		for _, k := range []string{"max_tokens", "overlong"} {
+			if strings.Contains(string(b), `"`+k) {
+				t.Errorf("%s: the resolved JSON holds %q: %s", tc.file, k, b)
+			}
+		}
+	}
+}
+
+// Settings that change nothing resolve to the defaults' run: a cap equal
+// to the task's maximum, overlong: truncate, a cache without penalty. The
+// others reach the config and change the id.
+func TestLengthKeysResolve(t *testing.T) {
+	const base = "task: {name: add, params: {digits: 2}}\n" // responses up to 9 characters: cap 10 with EOS
+	id := func(overrides ...string) (string, Experiment) {
+		t.Helper()
+		f, err := Parse("c.yaml", []byte(base), overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Runs()[0].ID, f.Variants[0].Config
+	}
+	plain, c := id()
+	if c.Rollout.MaxTokens != 0 || c.Train.Overlong != rl.OverlongTruncate || c.Train.OverlongCache != 0 {
+		t.Fatalf("defaults: max_tokens %d, overlong %q, cache %d", c.Rollout.MaxTokens, c.Train.Overlong, c.Train.OverlongCache)
+	}
+	for _, same := range [][]string{
+		{"rollout.max_tokens=10"}, {"rollout.max_tokens=0"}, {"train.overlong=truncate"},
+		{"train.overlong=truncate", "train.overlong_cache=4"}, {"train.overlong=filter", "train.overlong_cache=4"},
+	} {
+		got, c := id(same...)
+		if same[0] == "train.overlong=filter" {
+			if c.Train.OverlongCache != 0 {
+				t.Errorf("%v: cache %d kept without penalty", same, c.Train.OverlongCache)
+			}
+			continue
+		}
+		if got != plain {
+			t.Errorf("%v: run id %s, want the defaults' %s", same, got, plain)
+		}
+	}
+	seen := map[string]string{plain: "defaults"}
+	for _, diff := range [][]string{
+		{"rollout.max_tokens=8"}, {"train.overlong=filter"},
+		{"train.overlong=penalty", "train.overlong_cache=4"}, {"train.overlong=penalty", "train.overlong_cache=5"},
+	} {
+		got, c := id(diff...)
+		if prev, ok := seen[got]; ok {
+			t.Errorf("%v: run id %s, the same as %s", diff, got, prev)
+		}
+		seen[got] = strings.Join(diff, " ")
+		b, _ := json.Marshal(c)
+		if !strings.Contains(string(b), strings.SplitN(strings.TrimPrefix(strings.TrimPrefix(diff[0], "rollout."), "train."), "=", 2)[0]) {
+			t.Errorf("%v: not in the resolved JSON %s", diff, b)
+		}
+	}
+}
+
+// Bad lengths and overlong settings are errors naming the key and value.
+func TestLengthKeyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  string
+		want string
+	}{
+		{"cap above the task's", "task: {name: add, params: {digits: 2}}\nrollout:\n  max_tokens: 40\n", "c.yaml:3: rollout.max_tokens: 40, want in [1, 10] (task add's longest response, 9 tokens, and EOS"},
+		{"negative cap", "task: {name: add}\nrollout:\n  max_tokens: -1\n", "c.yaml:3: rollout.max_tokens: -1, want in [1,"},
+		{"cap not a number", "task: {name: add}\nrollout:\n  max_tokens: long\n", `c.yaml:3: rollout.max_tokens: "long" is not an integer`},
+		{"unknown mode", "task: {name: add}\ntrain:\n  overlong: drop\n", `c.yaml:3: train.overlong: "drop", want one of truncate, filter, penalty`},
+		{"penalty without cache", "task: {name: add}\ntrain:\n  overlong: penalty\n", "train.overlong_cache: 0, want ≥ 1 with train.overlong: penalty"},
+		{"cache above the cap", "task: {name: add, params: {digits: 2}}\nrollout: {max_tokens: 8}\ntrain:\n  overlong: penalty\n  overlong_cache: 9\n", "c.yaml:5: train.overlong_cache: 9 is longer than the response cap L_max = 8 tokens"},
+		{"negative cache", "task: {name: add}\ntrain:\n  overlong_cache: -2\n", "c.yaml:3: train.overlong_cache: -2, want ≥ 0"},
+	} {
+		_, err := Parse("c.yaml", []byte(tc.src), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+}

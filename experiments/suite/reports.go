@@ -1,0 +1,241 @@
+package suite
+
+import "github.com/rollout-rl/rollout/tracking/report"
+
+// Marks of the common design: 10,000 sampled tokens per run, evaluated at
+// 0, 5k and 10k (the filtering report: 20,000, evaluated every 5k).
+const (
+	atEnd = "tokens:10000"
+	atMid = "tokens:5000"
+)
+
+// evalMetrics are the held-out metrics of the accuracy tables.
+func evalMetrics() []string { return []string{"eval/acc", "eval/pass@k", "eval/maj@k"} }
+
+// accPlot is eval/acc against sampled tokens.
+func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
+
+// Reports returns the suite's reports in the issue's order (1–10); the
+// order in which they were generated is the brief's priority, which
+// Priority gives.
+func Reports() []Report {
+	return []Report{
+		compute(), filtering(), stale(), temperature(), maxLength(),
+		quantized(), perPrompt(), advantage(), ttc(), recipe(),
+	}
+}
+
+// Priority lists the report names in the order they are generated when
+// time is short: the ones the others build on first.
+func Priority() []string {
+	return []string{"filtering", "max_length", "temperature", "per_prompt", "advantage", "stale", "compute", "ttc", "quantized", "recipe"}
+}
+
+// Find returns the report of the given name.
+func Find(name string) (Report, bool) {
+	for _, r := range Reports() {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Report{}, false
+}
+
+const shortTask = `Task: two-digit addition with the carry scratchpad (responses of at most 9 characters and EOS), from the quickstart's weak base policy (300 supervised steps, about 50% greedy accuracy on 100 held-out prompts): short responses keep 5 seeds of every variant within a few minutes on 2 cores, and the base policy leaves room for RL. `
+
+const commonBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k and 10k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`
+
+func compute() Report {
+	return Report{
+		Number: 1, Name: "compute", Title: "Where the compute goes",
+		Claim:  `"the rollout phase dominates": generation takes most of an RL step's time.`,
+		Source: "verl, OpenRLHF and AReaL system papers",
+		Design: shortTask + `Groups of 4 and 16 samples per prompt (8 prompts a step) on two- and four-digit addition (responses up to 9 and 19 characters), 6 steps each, no filtering. Per step: wall time of generation (` + "`timing_s/gen`" + `) and of the update (` + "`timing_s/update`" + `), sampled FLOPs (` + "`budget/flops`" + `: every position's forward pass with its context) and training FLOPs (` + "`budget/train_flops`" + `: π_old's forward and 3× forward per epoch). share/gen_time and share/gen_flops are generation's share of the step's sum, per run.`,
+		Tables: []Table{{Title: "Cost per step", At: "mean", Metrics: []string{"timing_s/gen", "timing_s/update", "share/gen_time", "budget/flops", "budget/train_flops", "share/gen_flops", "response_length/mean"}}},
+		Checks: []Check{
+			{Variant: "d2_n4", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
+			{Variant: "d4_n16", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
+		},
+		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
+		Minutes: 4,
+	}
+}
+
+func filtering() Report {
+	return Report{
+		Number: 2, Name: "filtering", Title: "Filtering (DAPO dynamic sampling)",
+		Claim:  `dynamic sampling — dropping groups whose rewards are all equal and drawing more prompts — "saves compute without hurting learning".`,
+		Source: "DAPO (Yu et al. 2025), dynamic sampling",
+		Design: shortTask + `Most groups of the weak base policy are all wrong at first, so filtering has groups to drop. Variants: ` + "`no_filter`" + ` (every group trained on), ` + "`filter`" + ` (groups with equal rewards dropped, no extra prompts) and ` + "`filter_resample2`" + ` (up to 2 extra rounds of prompts to refill the batch); 8 prompts × 8 samples a step. Compute saved is measured as training FLOPs at equal sampled tokens (filtered groups are never trained on). ` + `Every run samples 20,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k, 10k, 15k and 20k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 20,000 sampled tokens", At: "tokens:20000", Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: "tokens:10000", Metrics: evalMetrics()},
+			{Title: "Compute at 20,000 sampled tokens", At: "tokens:20000", Metrics: []string{"budget/train_flops_cum"}},
+			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/filtered", "groups/kept", "groups/resample_rounds", "groups/zero_std_frac", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "filter", Metric: "budget/train_flops_cum", At: "tokens:20000", Want: Lower, Margin: 0},
+			{Variant: "filter", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
+			{Variant: "filter_resample2", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
+		},
+		Plots:   []Plot{accPlot(), {Metric: "budget/train_flops_cum", X: report.XTokens}},
+		Minutes: 7,
+	}
+}
+
+func stale() Report {
+	return Report{
+		Number: 3, Name: "stale", Title: "Stale reuse",
+		Claim:  `reusing rollouts for a few policy versions gives "more updates from each generation pass", with an importance-sampling correction keeping them safe.`,
+		Source: "AReaL (Fu et al. 2025, decoupled PPO), TIS (Yao et al. 2025)",
+		Design: shortTask + `Variants: fresh rollouts (` + "`max_staleness: 0`" + `), and groups trained on again for 1, 2 and 4 later versions with TIS, plus staleness 2 without correction and with AReaL's decoupled objective; no filtering, 8 prompts × 8 samples a step. ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
+			{Title: "Per step: reuse, importance weights, cost", At: "mean", Metrics: []string{"buffer/stale_groups", "is/ratio_mean", "mismatch/kl", "actor/pg_clipfrac", "timing_s/update", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "stale2_tis", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
+			{Variant: "stale2_tis", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
+		},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
+		Minutes: 8,
+	}
+}
+
+func temperature() Report {
+	return Report{
+		Number: 4, Name: "temperature", Title: "Sampling temperature",
+		Claim:  `a higher rollout temperature gives more diverse rollouts (more unique responses, higher entropy) and better learning through exploration.`,
+		Source: "POLARIS (An et al. 2025), Skywork-OR1 (He et al. 2025)",
+		Design: shortTask + `Rollout temperature 0.6, 0.8, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@4, maj@4) are drawn at the run's own temperature; greedy accuracy does not depend on it. ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Diversity per step", At: "mean", Metrics: []string{"tree/unique_responses", "rollout/entropy", "groups/zero_std_frac", "reward/mean"}},
+		},
+		Checks: []Check{
+			{Variant: "t1.2", Metric: "tree/unique_responses", At: "mean", Want: Higher, Margin: 0.5},
+			{Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
+			{Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
+		},
+		Plots:   []Plot{accPlot()},
+		Minutes: 6,
+	}
+}
+
+func maxLength() Report {
+	return Report{
+		Number: 5, Name: "max_length", Title: "Maximum response length and overlong responses",
+		Claim:  `"shorter maximum lengths where the task allows" cut the cost of a step without hurting accuracy; DAPO's overlong filtering and soft overlong punishment handle the responses cut at the cap.`,
+		Source: "DAPO (Yu et al. 2025), overlong filtering and soft overlong punishment",
+		Design: shortTask + `The task's cap is 10 tokens (9 characters and EOS). At a cap of 9 the longest correct answers (three-digit sums, 9 characters) still fit, without their EOS, so the task allows it; at 8 they are cut. Variants: ` + "`full`" + ` (cap 10), cap 9 with the three overlong modes (` + "`truncate`" + `: trained on as cut; ` + "`filter`" + `: masked out of the loss; ` + "`penalty`" + `: DAPO's soft punishment with L_cache 2, so lengths 8 and 9 get −0.5 and −1), and cap 8 truncated. No filtering of groups, 8 prompts × 8 samples a step. Evaluation always generates up to the task's cap, so accuracy measures the trained policy, not the cap. ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Cost and truncation per step", At: "mean", Metrics: []string{"steps", "response_length/mean", "response_length/clip_ratio", "overlong/masked", "timing_s/gen", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "cap9_truncate", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Variant: "cap9_truncate", Metric: "response_length/mean", At: "mean", Want: Lower, Margin: 0},
+		},
+		Plots:   []Plot{accPlot(), {Metric: "response_length/clip_ratio", X: report.XTokens}},
+		Minutes: 7,
+	}
+}
+
+func quantized() Report {
+	return Report{
+		Number: 6, Name: "quantized", Title: "Quantized sampling",
+		Claim:  `"quantized inference for the sampling phase" makes generation cheaper, and a truncated importance-sampling correction (TIS) absorbs the sampler–learner mismatch.`,
+		Source: "FlashRL / TIS (Yao et al. 2025)",
+		Design: shortTask + `Variants: float32 sampling (baseline), weight-only int8 sampling without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. It measures this build's int8 engine: rerun it once the fast int8 kernels land. ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Cost and mismatch per step", At: "mean", Metrics: []string{"timing_s/gen", "mismatch/kl", "mismatch/abs_logp", "is/ratio_mean", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "int8", Metric: "timing_s/gen", At: "mean", Want: Lower, Margin: 0},
+			{Variant: "int8_tis", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
+		},
+		Plots:   []Plot{accPlot()},
+		Minutes: 5,
+	}
+}
+
+func perPrompt() Report {
+	return Report{
+		Number: 7, Name: "per_prompt", Title: "Rollouts per prompt",
+		Claim:  `at a fixed number of samples per step, more rollouts per prompt ("64 rollouts per prompt") beat more prompts with fewer rollouts each.`,
+		Source: "BroRL (Hu et al. 2025); DeepSeek-R1 and Kimi k1.5 group sizes",
+		Design: shortTask + `64 leaves a step as 4×16, 8×8 (baseline), 16×4 and 32×2 prompts × rollouts, flat sampling, GRPO advantages, no filtering (it would drop more of the small groups). ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
+			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/zero_std_frac", "reward/mean", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "p4_n16", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
+			{Variant: "p32_n2", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
+		},
+		Plots:   []Plot{accPlot()},
+		Minutes: 6,
+	}
+}
+
+func advantage() Report {
+	return Report{
+		Number: 8, Name: "advantage", Title: "Advantage estimators",
+		Claim:  `the estimator matters: Dr. GRPO's and RLOO's unbiased variants are at least as good as GRPO, and on tree rollouts TreeRL's tree advantage (and TreePO's subgroup advantage) beats plain GRPO advantages.`,
+		Source: "Dr. GRPO (Liu et al. 2025), RLOO (Ahmadian et al. 2024), TreeRL (Hou et al. 2025), TreePO (Li et al. 2025)",
+		Design: shortTask + `Flat rollouts (8 samples) with ` + "`grpo`" + ` (baseline), ` + "`dr_grpo`" + ` and ` + "`rloo`" + `; entropy-tree rollouts (M=2, N=1, L=1, T=3: 8 leaves) with ` + "`grpo`" + `, ` + "`tree`" + ` and ` + "`tree_subgroup`" + `. 8 prompts a step, no filtering. ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Per step", At: "mean", Metrics: []string{"steps", "reward/mean", "actor/grad_norm", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "flat_dr_grpo", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Variant: "flat_rloo", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Variant: "tree_tree", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Baseline: "tree_grpo"},
+		},
+		Plots:   []Plot{accPlot()},
+		Minutes: 9,
+	}
+}
+
+func ttc() Report {
+	return Report{
+		Number: 9, Name: "ttc", Title: "Test-time compute",
+		Claim:  `spending more samples per prompt at answer time (best-of-N by a verifier, majority vote) raises accuracy, for the base policy and for an RL-trained one.`,
+		Source: "Snell et al. 2024 (scaling test-time compute); Brown et al. 2024 (large language monkeys)",
+		Design: shortTask + `One RL run per seed (flat, 8 × 8, 10,000 sampled tokens) evaluated with 16 samples per prompt; the variants differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples): k = 1, 4, 16, so their training is identical and their evaluations at mark 0 (the base policy) and at 10,000 tokens (the trained policy) read the same samples at different k. Tokens per prompt at answer time are k times the mean response length. Best-of-N by the learned reward model and trees at answer time are ` + "`rollout ttc`" + `'s, not part of this report.`,
+		Tables: []Table{
+			{Title: "Base policy (mark 0)", At: "tokens:0", Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
+			{Title: "After RL (10,000 sampled tokens)", At: atEnd, Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
+		},
+		Checks: []Check{
+			{Variant: "k16", Metric: "eval/maj@k", At: "tokens:0", Want: Higher, Margin: 0.02},
+			{Variant: "k16", Metric: "eval/maj@k", At: atEnd, Want: Higher, Margin: 0.02},
+		},
+		Plots:   []Plot{{Metric: "eval/maj@k", X: report.XTokens}, {Metric: "eval/pass@k", X: report.XTokens}},
+		Minutes: 5,
+	}
+}
+
+func recipe() Report {
+	return Report{
+		Number: 10, Name: "recipe", Title: "The recipe",
+		Claim:  `the best combination of the levers above reaches a target accuracy with fewer sampled tokens and less wall time than a naive setup.`,
+		Source: "this suite",
+		Design: shortTask + `` + "`naive`" + `: flat sampling of 8 per prompt, no filtering, float32, the task's full length, fresh rollouts, temperature 1. ` + "`recipe`" + `: the levers that held in this suite's reports (see the config's comments for which and why). ` + commonBudget,
+		Tables: []Table{
+			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Cost", At: "mean", Metrics: []string{"steps", "timing_s/gen", "timing_s/update", "wall_s"}},
+		},
+		Checks: []Check{
+			{Variant: "recipe", Metric: "eval/acc", At: atMid, Want: Higher, Margin: 0.02},
+			{Variant: "recipe", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
+		},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
+		Minutes: 3,
+	}
+}

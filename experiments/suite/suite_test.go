@@ -1,0 +1,218 @@
+package suite
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
+)
+
+// The verdict rules on intervals of the difference variant − baseline.
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		want   Direction
+		margin float64
+		lo, hi float64
+		v      Verdict
+	}{
+		{Higher, 0.02, 0.01, 0.05, Holds},
+		{Higher, 0.02, -0.01, 0.05, Inconclusive},
+		{Higher, 0.02, -0.05, 0.015, DoesNotHold}, // rules out a gain of the margin
+		{Higher, 0, -0.05, -0.01, DoesNotHold},
+		{Lower, 0, -0.05, -0.01, Holds},
+		{Lower, 0.02, -0.01, 0.03, DoesNotHold},
+		{Lower, 0.02, -0.03, 0.03, Inconclusive},
+		{NotWorse, 0.03, -0.02, 0.05, Holds},
+		{NotWorse, 0.03, -0.05, 0.07, Inconclusive},
+		{NotWorse, 0.03, -0.08, -0.01, DoesNotHold},
+		{NotHigher, 0, -3, -1, Holds},
+		{NotHigher, 0, 1, 3, DoesNotHold},
+		{NotHigher, 0, -1, 3, Inconclusive},
+	} {
+		if got := decide(tc.want, tc.margin, tc.lo, tc.hi); got != tc.v {
+			t.Errorf("%s (margin %g) on [%g, %g]: %s, want %s", tc.want, tc.margin, tc.lo, tc.hi, got, tc.v)
+		}
+	}
+}
+
+func TestOverall(t *testing.T) {
+	o := func(vs ...Verdict) []Outcome {
+		var out []Outcome
+		for _, v := range vs {
+			out = append(out, Outcome{Verdict: v})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		outs []Outcome
+		want Verdict
+	}{
+		{o(Holds, Holds), Holds},
+		{o(Holds, Inconclusive), Inconclusive},
+		{o(Inconclusive, DoesNotHold, Holds), DoesNotHold},
+		{nil, Inconclusive},
+	} {
+		if got := Overall(tc.outs); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.outs, got, tc.want)
+		}
+	}
+}
+
+// Every report has a config that exists, a unique name, checks on its
+// own variants, and a place in the priority list.
+func TestReportsAreComplete(t *testing.T) {
+	seen := map[string]bool{}
+	for i, r := range Reports() {
+		if r.Number != i+1 || seen[r.Name] || r.Claim == "" || r.Source == "" || len(r.Checks) == 0 || len(r.Plots) == 0 || r.Minutes <= 0 {
+			t.Errorf("report %d %q: incomplete or duplicate", i+1, r.Name)
+		}
+		seen[r.Name] = true
+		raw, err := os.ReadFile(filepath.Join("..", "..", r.Config()))
+		if err != nil {
+			t.Errorf("report %s: %v", r.Name, err)
+			continue
+		}
+		if !strings.Contains(string(raw), "name: econ_"+r.Name+"\n") {
+			t.Errorf("report %s: its config is not named econ_%s", r.Name, r.Name)
+		}
+		for _, c := range r.Checks {
+			for _, v := range []string{c.Variant, c.Baseline} {
+				if v != "" && !strings.Contains(string(raw), "- name: "+v+"\n") {
+					t.Errorf("report %s: check on variant %q, which its config does not have", r.Name, v)
+				}
+			}
+		}
+	}
+	for _, name := range Priority() {
+		if _, ok := Find(name); !ok {
+			t.Errorf("priority names %q, which is no report", name)
+		}
+	}
+	if len(Priority()) != len(Reports()) {
+		t.Errorf("%d reports, %d in the priority list", len(Reports()), len(Priority()))
+	}
+}
+
+// fakeStore is a store with one experiment of two variants over seeds
+// 1–5: the variant's final eval/acc is the baseline's plus the seed's
+// gain, and its per-step cost is the baseline's minus one.
+func fakeStore(t *testing.T, gains []float64) *tracking.Store {
+	t.Helper()
+	st, err := tracking.Open(filepath.Join(t.TempDir(), "s.db"), tracking.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.PutExperiment(tracking.Experiment{Name: "econ_x", Config: "x", Variants: []string{"base", "v"}, Baseline: "base"}); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range gains {
+		seed := int64(i + 1)
+		for _, variant := range []string{"base", "v"} {
+			id := fmt.Sprintf("%s%d", variant, seed)
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: variant, Version: "test", Start: time.Unix(0, 0)}); err != nil {
+				t.Fatal(err)
+			}
+			acc, cost := 0.5+0.01*float64(seed), 10.0+float64(seed)
+			if variant == "v" {
+				acc, cost = acc+g, cost-1
+			}
+			for step := 0; step <= 2; step++ {
+				m := map[string]float64{"eval/acc": acc * float64(step) / 2, "timing_s/gen": cost, "timing_s/update": 2}
+				if err := st.CommitStep(id, tracking.StepRecord{Step: step, Tokens: int64(100 * step), Metrics: m}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.EndRun(id, tracking.StatusFinished, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return st
+}
+
+// Checks read the store: a consistent gain holds, a gain within noise is
+// inconclusive with its MDE, a share is tested against a constant.
+func TestEvaluateOnAStore(t *testing.T) {
+	opts := report.Options{}
+	st := fakeStore(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05})
+	o, err := Evaluate(st, "econ_x", "base", Check{Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Margin: 0.02}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Verdict != Holds || math.Abs(o.Test.Diff-0.05) > 1e-9 || o.Test.N1 != 5 || !(o.MDE > 0) {
+		t.Fatalf("outcome %+v, want a held gain of 0.05 over 5 paired seeds", o)
+	}
+	o, err = Evaluate(st, "econ_x", "base", Check{Variant: "v", Metric: "timing_s/gen", At: "mean", Want: Lower}, opts)
+	if err != nil || o.Verdict != Holds || math.Abs(o.Test.Diff+1) > 1e-9 {
+		t.Fatalf("mean cost: %+v %v, want −1, holds", o, err)
+	}
+	o, err = Evaluate(st, "econ_x", "base", Check{Variant: "base", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5}, opts)
+	if err != nil || o.Verdict != Holds || o.Against != "0.5" {
+		t.Fatalf("share against 0.5: %+v %v", o, err)
+	}
+	noisy := fakeStore(t, []float64{0.1, -0.1, 0.08, -0.09, 0.02})
+	o, err = Evaluate(noisy, "econ_x", "base", Check{Variant: "v", Metric: "eval/acc", At: "final", Want: NotWorse, Margin: 0.03}, opts)
+	if err != nil || o.Verdict != Inconclusive || o.MDE < 0.1 {
+		t.Fatalf("noisy: %+v %v, want inconclusive with an MDE above 0.1", o, err)
+	}
+	if _, err := Evaluate(st, "econ_x", "base", Check{Variant: "w", Metric: "eval/acc", At: "final"}, opts); err == nil || !strings.Contains(err.Error(), `"w"`) {
+		t.Fatalf("unknown variant: %v", err)
+	}
+}
+
+// Render writes the verdict line the index reads back, the claim, every
+// table and the reproduction command; the index replaces its own block
+// and keeps the rest of the file.
+func TestRenderAndIndex(t *testing.T) {
+	st := fakeStore(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05})
+	dir := t.TempDir()
+	r := Report{Number: 2, Name: "x", Title: "X", Claim: "v beats base", Source: "a paper", Design: "d",
+		Tables:  []Table{{Title: "final", At: "final", Metrics: []string{"eval/acc"}}, {Title: "cost", At: "mean", Metrics: []string{"timing_s/gen", "steps"}}},
+		Checks:  []Check{{Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Margin: 0.02}},
+		Minutes: 1}
+	v, err := Write(st, r, dir, Meta{Command: "rollout suite DIR --only x", Commit: "abc", Machine: "m", Store: "s.db"})
+	if err != nil || v != Holds {
+		t.Fatalf("write: %v %v", v, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "x.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(raw)
+	for _, want := range []string{"**Verdict: holds.**", "v beats base", "## final", "## cost", "rollout suite DIR --only x", "Written by commit abc on m", "| v | base | eval/acc | final | higher |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if got, _, ok := ReadVerdict(md); !ok || got != Holds {
+		t.Errorf("verdict read back: %q %v", got, ok)
+	}
+	if w, ok := ReadWall(md); !ok || w <= 0 { // the fake runs start in 1970 and end now
+		t.Errorf("wall time read back: %v %v", w, ok)
+	}
+	index := filepath.Join(dir, "README.md")
+	os.WriteFile(index, []byte("# Results\n\nkept\n"), 0o644)
+	reports := []Report{r, {Number: 10, Name: "recipe", Title: "R", Claim: "c", Minutes: 3}}
+	for range 2 { // the second write replaces the block
+		if err := WriteIndex(index, reports, dir, "rollout suite DIR"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, _ = os.ReadFile(index)
+	idx := string(raw)
+	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds** |") ||
+		!strings.Contains(idx, "not generated yet (`rollout suite DIR --only recipe`, about 3 min") || !strings.Contains(idx, "The 1 reports written took") {
+		t.Errorf("index:\n%s", idx)
+	}
+	os.WriteFile(index, []byte(indexBegin+"\n"), 0o644)
+	if err := WriteIndex(index, reports, dir, "rollout suite DIR"); err == nil {
+		t.Error("an index with one marker line was overwritten")
+	}
+}
