@@ -30,7 +30,7 @@ type passrateArgs struct {
 func newPassrateCmd() *cobra.Command {
 	var a passrateArgs
 	cmd := &cobra.Command{
-		Use:   "passrate CONFIG [--variant V] [--prompts 1000] [--k 48] [--shape M,N,L,T]... [--score entropy,surprisal,random] [--segment S,B,W]... [--out PREFIX]",
+		Use:   "passrate CONFIG [--variant V] [--prompts 1000] [--k 32] [--shape M,N,L,T]... [--score entropy,surprisal,random] [--segment S,B,W]... [--out PREFIX]",
 		Short: "PassRate and leaf accuracy against generated tokens: i.i.d. sampling against trees on a base policy (TreeRL Fig. 1, left)",
 		Long: `Samples, without training, on the config's base policy (pretrained and cached as rollout run
 does) and with its task and sampling settings, the first --prompts eval prompts: K i.i.d.
@@ -50,12 +50,12 @@ change the outcome).`,
 	f.StringArrayVar(&a.sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
 	f.StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	f.IntVar(&a.prompts, "prompts", 1000, "eval prompts")
-	f.IntVar(&a.k, "k", 48, "i.i.d. samples per prompt (the reference curve ends at K)")
+	f.IntVar(&a.k, "k", 32, "i.i.d. samples per prompt (the reference curve ends at K)")
 	f.IntSliceVar(&a.iidNs, "iid-n", []int{1, 2, 4, 8, 16, 32}, "i.i.d. points of the table (each ≤ K)")
-	f.StringArrayVar(&a.shapes, "shape", []string{"1,2,1,1", "2,2,1,1", "3,2,1,2", "6,2,1,2"}, "entropy-tree shape M,N,L,T (repeatable)")
+	f.StringArrayVar(&a.shapes, "shape", []string{"2,2,1,1", "6,2,1,2"}, "entropy-tree shape M,N,L,T (repeatable)")
 	f.StringSliceVar(&a.scores, "score", []string{"entropy", "surprisal", "random"}, "fork scores of the entropy trees")
-	f.StringArrayVar(&a.segments, "segment", []string{"16,2,4", "16,2,16"}, "segment-tree shape S,B,W (repeatable)")
-	f.IntVar(&a.batch, "batch", 16, "prompts generated together")
+	f.StringArrayVar(&a.segments, "segment", []string{"16,2,8"}, "segment-tree shape S,B,W (repeatable)")
+	f.IntVar(&a.batch, "batch", 1024, "leaves generated together (a method takes batch / its leaves per prompt prompts at once)")
 	f.Uint64Var(&a.seed, "seed", 1, "seed of the prompts and sampling streams")
 	f.IntVar(&a.resamples, "resamples", 2000, "bootstrap resamples")
 	f.IntVar(&a.bin, "bin", 4, "positions per bin of the fork-outcome curve of the entropy plot")

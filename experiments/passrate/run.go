@@ -23,8 +23,9 @@ type Spec struct {
 type Options struct {
 	// Prompts is the number of eval-split prompts (indices 0, 1, …).
 	Prompts int
-	// Batch is the number of prompts generated together (memory grows
-	// with it and the leaves per prompt).
+	// Batch is the number of leaves generated together: a method
+	// generates Batch / (its leaves per prompt) prompts at once, at least
+	// one (memory grows with it; small batches waste the batched steps).
 	Batch int
 	// K is the i.i.d. reference's samples per prompt; IIDNs the numbers of
 	// samples at which its points are reported.
@@ -140,8 +141,9 @@ func sampleAll(ctx context.Context, setup rl.Setup, s Spec, o Options, res *Resu
 	setup.Strategy = s.Strategy
 	start := time.Now()
 	outs := make([]Outcome, 0, o.Prompts)
-	for lo := 0; lo < o.Prompts; lo += o.Batch {
-		ids := make([]int, min(o.Batch, o.Prompts-lo))
+	batch := max(1, o.Batch/leavesPerPrompt(s.Strategy))
+	for lo := 0; lo < o.Prompts; lo += batch {
+		ids := make([]int, min(batch, o.Prompts-lo))
 		for i := range ids {
 			ids[i] = lo + i
 		}
@@ -173,4 +175,18 @@ func sampleAll(ctx context.Context, setup rl.Setup, s Spec, o Options, res *Resu
 	}
 	res.Seconds[s.Name] = time.Since(start).Seconds()
 	return outs, nil
+}
+
+// leavesPerPrompt is the number of leaves a strategy makes for a prompt
+// when nothing limits it (1 for a strategy this package does not know).
+func leavesPerPrompt(st search.Strategy) int {
+	switch s := st.(type) {
+	case search.Flat:
+		return max(1, s.N)
+	case search.EntropyTree:
+		return max(1, s.M*(1+s.L*s.N*s.T))
+	case search.SegmentTree:
+		return max(1, s.W)
+	}
+	return 1
 }
