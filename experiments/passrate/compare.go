@@ -25,7 +25,8 @@ type Row struct {
 	DiffPass, DiffAcc Interval
 	// IIDTokens is the mean tokens per prompt i.i.d. sampling needs for
 	// Pass.Est (TokensReached false: K samples fall short, and IIDTokens is
-	// what K cost); TokenRatio is Tokens / IIDTokens (TreeRL: about 0.5).
+	// what K cost); TokenRatio is Tokens / IIDTokens (TreeRL: about 0.5),
+	// 0 when the pass rate is 0.
 	IIDTokens     float64
 	TokensReached bool
 	TokenRatio    float64
@@ -97,7 +98,9 @@ func compareOne(r IID, m Method, b Bootstrap) (Row, error) {
 		return Row{}, err
 	}
 	row.IIDTokens, row.TokensReached = r.TokensFor(nil, row.Pass.Est)
-	row.TokenRatio = row.Tokens / row.IIDTokens
+	if row.IIDTokens > 0 {
+		row.TokenRatio = row.Tokens / row.IIDTokens
+	}
 	iid, ok := r.PassAtTokens(nil, row.Tokens)
 	if !ok {
 		return row, nil

@@ -201,8 +201,11 @@ func (r IID) PassAtTokens(idx []int, tokens float64) (float64, bool) {
 // TokensFor is the mean tokens per prompt at which i.i.d. sampling over the
 // prompts idx (nil: all) first reaches the pass rate p, interpolated
 // between whole numbers of samples; ok is false when K samples do not
-// reach it.
+// reach it. A pass rate of 0 needs no tokens.
 func (r IID) TokensFor(idx []int, p float64) (float64, bool) {
+	if p <= 0 {
+		return 0, true
+	}
 	idx = r.all(idx)
 	ell := r.tokensPerSample(idx)
 	prev := 0.0

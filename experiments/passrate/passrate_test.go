@@ -150,6 +150,7 @@ func TestIIDCurve(t *testing.T) {
 		pass, tokens float64
 		ok           bool
 	}{
+		{0, 0, true},
 		{0.25, 5, true},
 		{0.5, 10, true},
 		{7.0 / 12, 15, true},
