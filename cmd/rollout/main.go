@@ -95,7 +95,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd())
-	root.AddCommand(newServeCmd())
+	root.AddCommand(newServeCmd(), newPassrateCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newUICmd())

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/passrate"
+	"github.com/rollout-rl/rollout/experiments/runner"
+	"github.com/rollout-rl/rollout/search"
+)
+
+// passrateArgs are the flags of `rollout passrate`.
+type passrateArgs struct {
+	variant, cache, out, format string
+	sets, shapes, segments      []string
+	scores                      []string
+	iidNs                       []int
+	prompts, k, batch           int
+	resamples, bin              int
+	seed                        uint64
+}
+
+func newPassrateCmd() *cobra.Command {
+	var a passrateArgs
+	cmd := &cobra.Command{
+		Use:   "passrate CONFIG [--variant V] [--prompts 1000] [--k 32] [--shape M,N,L,T]... [--score entropy,surprisal,random] [--segment S,B,W]... [--out PREFIX]",
+		Short: "PassRate and leaf accuracy against generated tokens: i.i.d. sampling against trees on a base policy (TreeRL Fig. 1, left)",
+		Long: `Samples, without training, on the config's base policy (pretrained and cached as rollout run
+does) and with its task and sampling settings, the first --prompts eval prompts: K i.i.d.
+samples per prompt (flat), and each tree: an entropy tree of every --shape M,N,L,T under every
+--score, and a segment tree of every --segment S,B,W. For each it prints the mean generated
+tokens per prompt, PassRate (share of prompts with at least one correct leaf) and mean leaf
+accuracy with 95% bootstrap intervals over prompts, and against i.i.d. sampling at the same
+tokens (pass@n over the K samples, interpolated in n) the paired bootstrap difference and the
+i.i.d. tokens needed for the tree's pass rate. With --out PREFIX it writes PREFIX_passrate.png,
+PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by response position, and where forks
+change the outcome).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPassrate(cmd, args[0], a) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&a.variant, "variant", "", "variant of the config (default: the first)")
+	f.StringArrayVar(&a.sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	f.StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
+	f.IntVar(&a.prompts, "prompts", 1000, "eval prompts")
+	f.IntVar(&a.k, "k", 32, "i.i.d. samples per prompt (the reference curve ends at K)")
+	f.IntSliceVar(&a.iidNs, "iid-n", []int{1, 2, 4, 8, 16, 32}, "i.i.d. points of the table (each ≤ K)")
+	f.StringArrayVar(&a.shapes, "shape", []string{"2,2,1,1", "6,2,1,2"}, "entropy-tree shape M,N,L,T (repeatable)")
+	f.StringSliceVar(&a.scores, "score", []string{"entropy", "surprisal", "random"}, "fork scores of the entropy trees")
+	f.StringArrayVar(&a.segments, "segment", []string{"16,2,8"}, "segment-tree shape S,B,W (repeatable)")
+	f.IntVar(&a.batch, "batch", 1024, "leaves generated together (a method takes batch / its leaves per prompt prompts at once)")
+	f.Uint64Var(&a.seed, "seed", 1, "seed of the prompts and sampling streams")
+	f.IntVar(&a.resamples, "resamples", 2000, "bootstrap resamples")
+	f.IntVar(&a.bin, "bin", 4, "positions per bin of the fork-outcome curve of the entropy plot")
+	f.StringVar(&a.out, "out", "", "write PREFIX_passrate.png, PREFIX_leafacc.png and PREFIX_entropy.png")
+	f.StringVar(&a.format, "format", "markdown", "markdown or json")
+	return cmd
+}
+
+// pickVariant is the config's variant called name, or its first when
+// name is empty.
+func pickVariant(f *config.File, name string) (config.Experiment, error) {
+	if name == "" {
+		return f.Variants[0].Config, nil
+	}
+	names := make([]string, len(f.Variants))
+	for i, v := range f.Variants {
+		if v.Name == name {
+			return v.Config, nil
+		}
+		names[i] = v.Name
+	}
+	return config.Experiment{}, usageError{fmt.Errorf("--variant %q: the config has %v", name, names)}
+}
+
+// passrateSpecs builds the methods of the flags: every shape under every
+// score, then every segment tree.
+func passrateSpecs(shapes, scores, segments []string) ([]passrate.Spec, error) {
+	var specs []passrate.Spec
+	for _, sh := range shapes {
+		v, err := parseInts("--shape", sh, 4)
+		if err != nil {
+			return nil, err
+		}
+		for _, sc := range scores {
+			e := search.EntropyTree{M: v[0], N: v[1], L: v[2], T: v[3], Score: search.ForkScore(sc)}
+			if sc == string(search.ScoreRandom) {
+				e.As = "random_tree"
+			}
+			if err := e.Validate(); err != nil {
+				return nil, fmt.Errorf("--shape %s --score %s: %w", sh, sc, err)
+			}
+			specs = append(specs, passrate.Spec{Name: fmt.Sprintf("%s(%s)", sc, sh), Family: sc, Strategy: e})
+		}
+	}
+	for _, sg := range segments {
+		v, err := parseInts("--segment", sg, 3)
+		if err != nil {
+			return nil, err
+		}
+		s := search.SegmentTree{S: v[0], B: v[1], W: v[2]}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("--segment %s: %w", sg, err)
+		}
+		specs = append(specs, passrate.Spec{Name: fmt.Sprintf("segment(%s)", sg), Family: "segment", Strategy: s})
+	}
+	return specs, nil
+}
+
+// parseInts reads n comma-separated integers of a flag's value.
+func parseInts(flag, s string, n int) ([]int, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != n {
+		return nil, fmt.Errorf("%s %q: want %d comma-separated integers", flag, s, n)
+	}
+	out := make([]int, n)
+	for i, p := range parts {
+		v, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %q is not an integer", flag, s, p)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// runPassrate is `rollout passrate`.
+func runPassrate(cmd *cobra.Command, cfgPath string, a passrateArgs) error {
+	if a.format != "markdown" && a.format != "json" {
+		return usageError{fmt.Errorf("--format %q: want markdown or json", a.format)}
+	}
+	specs, err := passrateSpecs(a.shapes, a.scores, a.segments)
+	if err != nil {
+		return usageError{err}
+	}
+	o := passrate.Options{Prompts: a.prompts, Batch: a.batch, K: a.k, IIDNs: a.iidNs, Specs: specs,
+		Bootstrap: passrate.Bootstrap{Resamples: a.resamples, Level: 0.95, Seed: a.seed}}
+	if err := o.Validate(); err != nil {
+		return usageError{fmt.Errorf("passrate: %w", err)}
+	}
+	if a.resamples < 100 {
+		return usageError{fmt.Errorf("--resamples %d: want at least 100", a.resamples)}
+	}
+	if a.bin < 1 {
+		return usageError{fmt.Errorf("--bin %d: want at least 1", a.bin)}
+	}
+	f, err := loadConfig(cfgPath, a.sets)
+	if err != nil {
+		return err
+	}
+	c, err := pickVariant(f, a.variant)
+	if err != nil {
+		return err
+	}
+	dir, err := cacheDir(a.cache)
+	if err != nil {
+		return err
+	}
+	base, err := runner.BasePolicy(cmd.Context(), c, dir, nil)
+	if err != nil {
+		return err
+	}
+	setup, err := runner.NewSetup(c, a.seed, base.Dir, "")
+	if err != nil {
+		return err
+	}
+	pr := newProgress(cmd.ErrOrStderr())
+	bars := map[string]*bar{}
+	o.Progress = func(method string, done, total int) {
+		b, ok := bars[method]
+		if !ok {
+			b = pr.add(method, total)
+			bars[method] = b
+		}
+		b.set(done, "")
+	}
+	res, err := passrate.Run(cmd.Context(), setup, o)
+	pr.wait()
+	if err != nil {
+		return err
+	}
+	if a.out != "" {
+		if err := writePassratePlots(a.out, c.Name, a.prompts, a.bin, res); err != nil {
+			return err
+		}
+	}
+	if a.format == "json" {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+	}
+	return writePassrate(cmd.OutOrStdout(), res)
+}
+
+// writePassratePlots writes the three figures under prefix.
+func writePassratePlots(prefix, name string, prompts, bin int, res *passrate.Result) error {
+	what := fmt.Sprintf("%s base policy, %d eval prompts; 95%% bootstrap CIs over prompts", name, prompts)
+	if err := passrate.PlotRows(prefix+"_passrate.png", "PassRate against tokens: "+what, res.IIDCurve, res.Rows, passrate.MetricPass); err != nil {
+		return err
+	}
+	if err := passrate.PlotRows(prefix+"_leafacc.png", "Leaf accuracy against tokens: "+what, res.IIDCurve, res.Rows, passrate.MetricAcc); err != nil {
+		return err
+	}
+	var fams []string
+	for _, f := range []string{"random", "entropy"} {
+		if _, ok := res.Profile.Forks[f]; ok {
+			fams = append(fams, f)
+		}
+	}
+	return passrate.PlotProfile(prefix+"_entropy.png", "Entropy by response position: "+name+" base policy", res.Profile, fams, bin)
+}
+
+// writePassrate prints the result as markdown tables.
+func writePassrate(w io.Writer, res *passrate.Result) error {
+	pct := func(iv passrate.Interval) string {
+		return fmt.Sprintf("%.1f [%.1f, %.1f]", 100*iv.Est, 100*iv.Lo, 100*iv.Hi)
+	}
+	diff := func(iv passrate.Interval) string {
+		return fmt.Sprintf("%+.1f [%+.1f, %+.1f]", 100*iv.Est, 100*iv.Lo, 100*iv.Hi)
+	}
+	var b strings.Builder
+	b.WriteString("| method | leaves | tokens/prompt | PassRate % | leaf acc % | i.i.d. PassRate % at these tokens | Δ PassRate (paired) | Δ leaf acc (paired) | i.i.d. tokens for this PassRate | tokens ratio |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range res.Rows {
+		iidTok := fmt.Sprintf("%.0f", r.IIDTokens)
+		if !r.TokensReached {
+			iidTok = "> " + iidTok
+		}
+		cmp, dPass, dAcc := "beyond K", "—", "—"
+		if r.Family == "iid" {
+			cmp = "—"
+		} else if r.InRange {
+			cmp, dPass, dAcc = fmt.Sprintf("%.1f", 100*r.IIDPass), diff(r.DiffPass), diff(r.DiffAcc)
+		}
+		ratio := fmt.Sprintf("%.2f", r.TokenRatio)
+		if !r.TokensReached {
+			ratio = "< " + ratio
+		}
+		if r.Family == "iid" {
+			iidTok, ratio = "—", "—"
+		}
+		fmt.Fprintf(&b, "| %s | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+			r.Method, r.Leaves, r.Tokens, pct(r.Pass), pct(r.Acc), cmp, dPass, dAcc, iidTok, ratio)
+	}
+	p := res.Profile
+	fmt.Fprintf(&b, "\ni.i.d. responses: mean length %.1f tokens; mean entropy %.3f nats a position.\n\n", p.MeanLength(), meanOf(p))
+	b.WriteString("| after | positions | mean entropy (nats) | share of all entropy |\n| --- | --- | --- | --- |\n")
+	for i, c := range p.Classes() {
+		if i == 8 {
+			break
+		}
+		fmt.Fprintf(&b, "| `%s` | %d | %.3f | %.1f%% |\n", c.After, c.Positions, c.Mean, 100*c.Share)
+	}
+	b.WriteString("\n| method | seconds |\n| --- | --- |\n")
+	names := make([]string, 0, len(res.Seconds))
+	for k := range res.Seconds {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "| %s | %.0f |\n", k, res.Seconds[k])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// meanOf is the mean entropy over every position of every i.i.d. response.
+func meanOf(p *passrate.Profile) float64 {
+	var s float64
+	var n int64
+	for i, v := range p.EntropySum {
+		s += v
+		n += p.Count[i]
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}

@@ -1,0 +1,192 @@
+package passrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/search"
+	"github.com/rollout-rl/rollout/search/record"
+)
+
+// Spec is one sampling method to measure.
+type Spec struct {
+	// Name identifies it in tables; Family draws it in one line with others.
+	Name, Family string
+	Strategy     search.Strategy
+}
+
+// Options configure a measurement.
+type Options struct {
+	// Prompts is the number of eval-split prompts (indices 0, 1, …).
+	Prompts int
+	// Batch is the number of leaves generated together: a method
+	// generates Batch / (its leaves per prompt) prompts at once, at least
+	// one (memory grows with it; small batches waste the batched steps).
+	Batch int
+	// K is the i.i.d. reference's samples per prompt; IIDNs the numbers of
+	// samples at which its points are reported.
+	K     int
+	IIDNs []int
+	// Specs are the methods compared with the reference.
+	Specs     []Spec
+	Bootstrap Bootstrap
+	// Progress, if not nil, is told after each batch.
+	Progress func(method string, done, total int)
+}
+
+// Validate checks the options.
+func (o Options) Validate() error {
+	switch {
+	case o.Prompts < 1:
+		return fmt.Errorf("prompts = %d, want at least 1", o.Prompts)
+	case o.Batch < 1:
+		return fmt.Errorf("batch = %d, want at least 1", o.Batch)
+	case o.K < 1:
+		return fmt.Errorf("k = %d, want at least 1", o.K)
+	}
+	for _, n := range o.IIDNs {
+		if n < 1 || n > o.K {
+			return fmt.Errorf("i.i.d. point n = %d: want 1 to k = %d", n, o.K)
+		}
+	}
+	seen := map[string]bool{"iid": true}
+	for _, s := range o.Specs {
+		if s.Strategy == nil {
+			return fmt.Errorf("method %q has no strategy", s.Name)
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("method %q given twice (or named like the i.i.d. reference)", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// Result is a measurement: the table's rows (i.i.d. points first), the
+// entropy profile and the time each method took.
+type Result struct {
+	Rows []Row
+	// IIDCurve is the i.i.d. reference at every n from 1 to K.
+	IIDCurve []Row
+	Profile  *Profile
+	// Seconds is the wall time of each method's sampling, i.i.d. ("iid")
+	// included.
+	Seconds map[string]float64
+}
+
+// Run samples the i.i.d. reference and every method on the same eval
+// prompts with setup's policy, sampling settings, seed and task (its
+// strategy is replaced; rewards are the verifier's), and compares them.
+func Run(ctx context.Context, setup rl.Setup, o Options) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	setup.Reward = nil
+	if setup.Train.Advantage == "" {
+		setup.Train.Advantage = "grpo"
+	}
+	prof := NewProfile()
+	res := &Result{Profile: prof, Seconds: map[string]float64{}}
+	text := func(id int) string { return setup.Tokenizer.DisplayText([]int{id}) }
+	flat, err := sampleAll(ctx, setup, Spec{Name: "iid", Family: "iid", Strategy: search.Flat{N: o.K}}, o, res,
+		func(g *record.Group) error { return prof.AddIID(g, text) })
+	if err != nil {
+		return nil, err
+	}
+	ref, err := NewIID(flat)
+	if err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	var methods []Method
+	for _, s := range o.Specs {
+		_, flat := s.Strategy.(search.Flat)
+		outs, err := sampleAll(ctx, setup, s, o, res, func(g *record.Group) error {
+			if flat {
+				return nil
+			}
+			return prof.AddForks(s.Family, g)
+		})
+		if err != nil {
+			return nil, err
+		}
+		methods = append(methods, Method{Name: s.Name, Family: s.Family, Outcomes: outs})
+	}
+	iidRows, err := IIDRows(ref, o.IIDNs, o.Bootstrap)
+	if err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	all := make([]int, o.K)
+	for i := range all {
+		all[i] = i + 1
+	}
+	if res.IIDCurve, err = IIDRows(ref, all, o.Bootstrap); err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	rows, err := Compare(ref, methods, o.Bootstrap)
+	if err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	res.Rows = append(iidRows, rows...)
+	return res, nil
+}
+
+// sampleAll generates one method's groups on the eval prompts, batch by
+// batch, scores them with the verifier, passes each record to each and
+// returns the outcomes in prompt order.
+func sampleAll(ctx context.Context, setup rl.Setup, s Spec, o Options, res *Result, each func(*record.Group) error) ([]Outcome, error) {
+	setup.Strategy = s.Strategy
+	start := time.Now()
+	outs := make([]Outcome, 0, o.Prompts)
+	batch := max(1, o.Batch/leavesPerPrompt(s.Strategy))
+	for lo := 0; lo < o.Prompts; lo += batch {
+		ids := make([]int, min(batch, o.Prompts-lo))
+		for i := range ids {
+			ids[i] = lo + i
+		}
+		prompts, err := setup.Prompts(task.Eval, ids)
+		if err != nil {
+			return nil, fmt.Errorf("passrate: %s: %w", s.Name, err)
+		}
+		groups, err := setup.Rollouts(ctx, 0, prompts, ids)
+		if err != nil {
+			if errors.Is(err, context.Canceled) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("passrate: %s: prompts %d–%d: %w", s.Name, lo, lo+len(ids)-1, err)
+		}
+		for _, sg := range groups {
+			rec := sg.Record(setup.Tokenizer)
+			out, err := FromRecord(rec)
+			if err != nil {
+				return nil, fmt.Errorf("passrate: %s: %w", s.Name, err)
+			}
+			if err := each(rec); err != nil {
+				return nil, fmt.Errorf("passrate: %s: %w", s.Name, err)
+			}
+			outs = append(outs, out)
+		}
+		if o.Progress != nil {
+			o.Progress(s.Name, len(outs), o.Prompts)
+		}
+	}
+	res.Seconds[s.Name] = time.Since(start).Seconds()
+	return outs, nil
+}
+
+// leavesPerPrompt is the number of leaves a strategy makes for a prompt
+// when nothing limits it (1 for a strategy this package does not know).
+func leavesPerPrompt(st search.Strategy) int {
+	switch s := st.(type) {
+	case search.Flat:
+		return max(1, s.N)
+	case search.EntropyTree:
+		return max(1, s.M*(1+s.L*s.N*s.T))
+	case search.SegmentTree:
+		return max(1, s.W)
+	}
+	return 1
+}
