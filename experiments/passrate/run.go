@@ -150,7 +150,12 @@ func RunRemote(ctx context.Context, s *remote.Sampler, setup rl.Setup, o Options
 		}
 		return recs, nil
 	}
-	text := func(id int) string { return s.Text([]int{id}) }
+	text := func(id int) string {
+		if t := s.Text([]int{id}); t != "" {
+			return t
+		}
+		return "⟨no text⟩" // a special token the server writes as nothing
+	}
 	return run(ctx, &setup, o, gen, text)
 }
 
