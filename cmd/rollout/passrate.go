@@ -12,7 +12,9 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/passrate"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/runner"
+	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -25,12 +27,13 @@ type passrateArgs struct {
 	prompts, k, batch           int
 	resamples, bin              int
 	seed                        uint64
+	remote                      remoteFlags
 }
 
 func newPassrateCmd() *cobra.Command {
 	var a passrateArgs
 	cmd := &cobra.Command{
-		Use:   "passrate CONFIG [--variant V] [--prompts 1000] [--k 32] [--shape M,N,L,T]... [--score entropy,surprisal,random] [--segment S,B,W]... [--out PREFIX]",
+		Use:   "passrate CONFIG [--variant V] [--policy URL [--model NAME]] [--prompts 1000] [--k 32] [--shape M,N,L,T]... [--score entropy,surprisal,random] [--segment S,B,W]... [--out PREFIX]",
 		Short: "PassRate and leaf accuracy against generated tokens: i.i.d. sampling against trees on a base policy (TreeRL Fig. 1, left)",
 		Long: `Samples, without training, on the config's base policy (pretrained and cached as rollout run
 does) and with its task and sampling settings, the first --prompts eval prompts: K i.i.d.
@@ -41,7 +44,13 @@ accuracy with 95% bootstrap intervals over prompts, and against i.i.d. sampling 
 tokens (pass@n over the K samples, interpolated in n) the paired bootstrap difference and the
 i.i.d. tokens needed for the tree's pass rate. With --out PREFIX it writes PREFIX_passrate.png,
 PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by response position, and where forks
-change the outcome).`,
+change the outcome).
+
+With --policy URL (and --model NAME) the policy is the one behind that OpenAI-compatible
+server instead of the base policy: the i.i.d. samples and the entropy trees go through its
+completions API, tokens count as the server reports them and entropies are estimated from
+its top-k log-probabilities. The segment tree has no remote form: --segment is refused and
+none is measured.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runPassrate(cmd, args[0], a) },
 	}
@@ -61,6 +70,7 @@ change the outcome).`,
 	f.IntVar(&a.bin, "bin", 4, "positions per bin of the fork-outcome curve of the entropy plot")
 	f.StringVar(&a.out, "out", "", "write PREFIX_passrate.png, PREFIX_leafacc.png and PREFIX_entropy.png")
 	f.StringVar(&a.format, "format", "markdown", "markdown or json")
+	a.remote.add(cmd)
 	return cmd
 }
 
@@ -133,41 +143,15 @@ func parseInts(flag, s string, n int) ([]int, error) {
 
 // runPassrate is `rollout passrate`.
 func runPassrate(cmd *cobra.Command, cfgPath string, a passrateArgs) error {
-	if a.format != "markdown" && a.format != "json" {
-		return usageError{fmt.Errorf("--format %q: want markdown or json", a.format)}
-	}
-	specs, err := passrateSpecs(a.shapes, a.scores, a.segments)
+	o, err := passrateOptions(cmd, &a)
 	if err != nil {
-		return usageError{err}
-	}
-	o := passrate.Options{Prompts: a.prompts, Batch: a.batch, K: a.k, IIDNs: a.iidNs, Specs: specs,
-		Bootstrap: passrate.Bootstrap{Resamples: a.resamples, Level: 0.95, Seed: a.seed}}
-	if err := o.Validate(); err != nil {
-		return usageError{fmt.Errorf("passrate: %w", err)}
-	}
-	if a.resamples < 100 {
-		return usageError{fmt.Errorf("--resamples %d: want at least 100", a.resamples)}
-	}
-	if a.bin < 1 {
-		return usageError{fmt.Errorf("--bin %d: want at least 1", a.bin)}
+		return err
 	}
 	f, err := loadConfig(cfgPath, a.sets)
 	if err != nil {
 		return err
 	}
 	c, err := pickVariant(f, a.variant)
-	if err != nil {
-		return err
-	}
-	dir, err := cacheDir(a.cache)
-	if err != nil {
-		return err
-	}
-	base, err := runner.BasePolicy(cmd.Context(), c, dir, nil)
-	if err != nil {
-		return err
-	}
-	setup, err := runner.NewSetup(c, a.seed, base.Dir, "")
 	if err != nil {
 		return err
 	}
@@ -181,13 +165,19 @@ func runPassrate(cmd *cobra.Command, cfgPath string, a passrateArgs) error {
 		}
 		b.set(done, "")
 	}
-	res, err := passrate.Run(cmd.Context(), setup, o)
+	var res *passrate.Result
+	name := c.Name + " base policy"
+	if a.remote.url != "" {
+		res, name, err = passrateRemote(cmd, c, a, o)
+	} else {
+		res, err = passrateLocal(cmd, c, a, o)
+	}
 	pr.wait()
 	if err != nil {
 		return err
 	}
 	if a.out != "" {
-		if err := writePassratePlots(a.out, c.Name, a.prompts, a.bin, res); err != nil {
+		if err := writePassratePlots(a.out, name, a.prompts, a.bin, res); err != nil {
 			return err
 		}
 	}
@@ -197,9 +187,86 @@ func runPassrate(cmd *cobra.Command, cfgPath string, a passrateArgs) error {
 	return writePassrate(cmd.OutOrStdout(), res)
 }
 
-// writePassratePlots writes the three figures under prefix.
+// passrateOptions checks the flags of `rollout passrate` and returns the
+// measurement's options (without progress). With --policy it refuses
+// --segment and --cache and measures no segment tree.
+func passrateOptions(cmd *cobra.Command, a *passrateArgs) (passrate.Options, error) {
+	if a.format != "markdown" && a.format != "json" {
+		return passrate.Options{}, usageError{fmt.Errorf("--format %q: want markdown or json", a.format)}
+	}
+	if err := a.remote.check(cmd); err != nil {
+		return passrate.Options{}, err
+	}
+	if a.remote.url != "" {
+		if cmd.Flags().Changed("segment") {
+			return passrate.Options{}, usageError{fmt.Errorf("--segment and --policy: the segment tree has no remote form (a served policy is measured with i.i.d. samples and entropy trees)")}
+		}
+		if cmd.Flags().Changed("cache") {
+			return passrate.Options{}, usageError{fmt.Errorf("--cache and --policy: a served policy needs no base-policy cache")}
+		}
+		a.segments = nil
+	}
+	specs, err := passrateSpecs(a.shapes, a.scores, a.segments)
+	if err != nil {
+		return passrate.Options{}, usageError{err}
+	}
+	o := passrate.Options{Prompts: a.prompts, Batch: a.batch, K: a.k, IIDNs: a.iidNs, Specs: specs,
+		Bootstrap: passrate.Bootstrap{Resamples: a.resamples, Level: 0.95, Seed: a.seed}}
+	if err := o.Validate(); err != nil {
+		return passrate.Options{}, usageError{fmt.Errorf("passrate: %w", err)}
+	}
+	if a.resamples < 100 {
+		return passrate.Options{}, usageError{fmt.Errorf("--resamples %d: want at least 100", a.resamples)}
+	}
+	if a.bin < 1 {
+		return passrate.Options{}, usageError{fmt.Errorf("--bin %d: want at least 1", a.bin)}
+	}
+	return o, nil
+}
+
+// passrateLocal measures c's base policy, pretrained and cached under
+// --cache as rollout run does.
+func passrateLocal(cmd *cobra.Command, c config.Experiment, a passrateArgs, o passrate.Options) (*passrate.Result, error) {
+	dir, err := cacheDir(a.cache)
+	if err != nil {
+		return nil, err
+	}
+	base, err := runner.BasePolicy(cmd.Context(), c, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	setup, err := runner.NewSetup(c, a.seed, base.Dir, "")
+	if err != nil {
+		return nil, err
+	}
+	return passrate.Run(cmd.Context(), setup, o)
+}
+
+// passrateRemote measures the policy behind --policy with c's task,
+// sampling settings, budget and response cap, and returns the result and
+// the policy's name for the figures.
+func passrateRemote(cmd *cobra.Command, c config.Experiment, a passrateArgs, o passrate.Options) (*passrate.Result, string, error) {
+	t, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return nil, "", usageError{err}
+	}
+	sp := c.Rollout.Sampling()
+	if sp.TopK > 0 {
+		return nil, "", usageError{fmt.Errorf("rollout.top_k = %d and --policy: a completions server takes temperature and top-p only", sp.TopK)}
+	}
+	setup := rl.Setup{Task: t, Sampling: sp, Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Train: c.Train, Seed: a.seed}
+	s, err := a.remote.dial(cmd.Context())
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := passrate.RunRemote(cmd.Context(), s, setup, o)
+	return res, fmt.Sprintf("%s (served at %s)", s.Model, a.remote.url), err
+}
+
+// writePassratePlots writes the three figures under prefix; name is the
+// policy measured ("long_add base policy").
 func writePassratePlots(prefix, name string, prompts, bin int, res *passrate.Result) error {
-	what := fmt.Sprintf("%s base policy, %d eval prompts; 95%% bootstrap CIs over prompts", name, prompts)
+	what := fmt.Sprintf("%s, %d eval prompts; 95%% bootstrap CIs over prompts", name, prompts)
 	if err := passrate.PlotRows(prefix+"_passrate.png", "PassRate against tokens: "+what, res.IIDCurve, res.Rows, passrate.MetricPass); err != nil {
 		return err
 	}
@@ -212,7 +279,7 @@ func writePassratePlots(prefix, name string, prompts, bin int, res *passrate.Res
 			fams = append(fams, f)
 		}
 	}
-	return passrate.PlotProfile(prefix+"_entropy.png", "Entropy by response position: "+name+" base policy", res.Profile, fams, bin)
+	return passrate.PlotProfile(prefix+"_entropy.png", "Entropy by response position: "+name, res.Profile, fams, bin)
 }
 
 // writePassrate prints the result as markdown tables.

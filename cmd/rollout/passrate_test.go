@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,6 +80,101 @@ func TestPassrateBadInput(t *testing.T) {
 		{[]string{"--resamples", "10"}, "--resamples 10"},
 		{[]string{"--format", "csv"}, `--format "csv"`},
 		{[]string{"--variant", "nope"}, `--variant "nope"`},
+	} {
+		code, _, e := rollout(t, append([]string{"passrate", cfg}, tc.args...)...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, e, tc.want)
+		}
+	}
+}
+
+// passrateShape is the shape of a passrate table: its sections (split at
+// blank lines) with each line's first cell and number of cells, except
+// the entropy-by-character table, whose rows depend on the responses.
+func passrateShape(out string) []string {
+	var shape []string
+	for i, sec := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		for _, line := range strings.Split(sec, "\n") {
+			if i == 2 && !strings.HasPrefix(line, "| after") && !strings.HasPrefix(line, "| ---") {
+				continue
+			}
+			cells := strings.Split(line, "|")
+			first := line
+			if len(cells) > 1 {
+				first = strings.TrimSpace(cells[1])
+			}
+			if i == 1 {
+				first = "(summary)"
+			}
+			shape = append(shape, fmt.Sprintf("%d: %s (%d cells)", i, first, len(cells)))
+		}
+	}
+	return shape
+}
+
+// rollout passrate --policy against rollout serve on loopback gives the
+// local table's shape (without the segment tree, which has no remote
+// form), and every method's tokens add up to what the server reported.
+func TestPassrateRemote(t *testing.T) {
+	cfg, _ := passrateConfig(t)
+	url, used := serveTiny(t)
+	small := []string{"passrate", cfg, "--prompts", "3", "--k", "2", "--iid-n", "1,2", "--shape", "1,2,1,1",
+		"--score", "entropy,surprisal,random", "--resamples", "100"}
+	code, local, e := rollout(t, append(small, "--segment", "4,2,2")...)
+	if code != 0 {
+		t.Fatalf("local: exit %d: %s", code, e)
+	}
+	code, served, e := rollout(t, append(small, "--policy", url, "--model", "tiny")...)
+	if code != 0 {
+		t.Fatalf("remote: exit %d: %s", code, e)
+	}
+	var want []string
+	for _, l := range passrateShape(local) {
+		if !strings.Contains(l, "segment(") {
+			want = append(want, l)
+		}
+	}
+	if got := passrateShape(served); !slices.Equal(got, want) {
+		t.Errorf("remote table's shape\n%s\nwant the local one's\n%s\nremote table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), served)
+	}
+	before := used.Load()
+	code, out, e := rollout(t, append(small, "--policy", url, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("remote json: exit %d: %s", code, e)
+	}
+	var res struct {
+		Rows []struct {
+			Method string
+			Tokens float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Rows) != 5 {
+		t.Fatalf("json: %v, %d rows, want 5:\n%s", err, len(res.Rows), out)
+	}
+	total := 0.0 // iid(n=K) costs what the K samples cost
+	for _, r := range res.Rows[1:] {
+		total += 3 * r.Tokens
+	}
+	if server := float64(used.Load() - before); total == 0 || math.Abs(total-server) > 1e-6 {
+		t.Errorf("tokens of the methods sum to %g, the server reported %g", total, server)
+	}
+}
+
+// Flags that do not go with --policy, or --policy without its server,
+// exit 2 naming them.
+func TestPassrateRemoteBadInput(t *testing.T) {
+	cfg, _ := passrateConfig(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "http://127.0.0.1:1", "--segment", "4,2,2"}, "--segment and --policy: the segment tree has no remote form"},
+		{[]string{"--policy", "http://127.0.0.1:1", "--cache", "x"}, "--cache and --policy"},
+		{[]string{"--policy", "127.0.0.1:1"}, `--policy "127.0.0.1:1": want the server's URL`},
+		{[]string{"--model", "tiny"}, "--model: only with --policy"},
+		{[]string{"--concurrency", "2"}, "--concurrency: only with --policy"},
+		{[]string{"--policy", "http://127.0.0.1:1", "--concurrency", "0"}, "--concurrency 0"},
+		{[]string{"--policy", "http://127.0.0.1:1", "--set", "rollout.top_k=5"}, "rollout.top_k = 5 and --policy"},
 	} {
 		code, _, e := rollout(t, append([]string{"passrate", cfg}, tc.args...)...)
 		if code != 2 || !strings.Contains(e, tc.want) {

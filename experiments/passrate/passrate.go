@@ -13,6 +13,11 @@
 // by the i.i.d. tokens needed to reach the tree's pass rate. Confidence
 // intervals are percentile bootstraps over prompts; a tree and the i.i.d.
 // reference are resampled together (paired: the same prompts).
+//
+// Run samples a local policy; RunRemote samples a policy behind an
+// OpenAI-compatible completions server (package search/remote) the same
+// way, its tokens as the server counts them and its entropies estimated
+// from the returned top-k log-probabilities.
 package passrate
 
 import (

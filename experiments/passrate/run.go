@@ -1,6 +1,7 @@
 package passrate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/remote"
 )
 
 // Spec is one sampling method to measure.
@@ -26,6 +28,8 @@ type Options struct {
 	// Batch is the number of leaves generated together: a method
 	// generates Batch / (its leaves per prompt) prompts at once, at least
 	// one (memory grows with it; small batches waste the batched steps).
+	// With a remote policy (RunRemote) those prompts are sent at once, the
+	// client's concurrency limiting the requests in flight.
 	Batch int
 	// K is the i.i.d. reference's samples per prompt; IIDNs the numbers of
 	// samples at which its points are reported.
@@ -89,10 +93,82 @@ func Run(ctx context.Context, setup rl.Setup, o Options) (*Result, error) {
 	if setup.Train.Advantage == "" {
 		setup.Train.Advantage = "grpo"
 	}
+	gen := func(ctx context.Context, st search.Strategy, prompts []task.Prompt, ids []int) ([]*record.Group, error) {
+		setup.Strategy = st
+		groups, err := setup.Rollouts(ctx, 0, prompts, ids)
+		if err != nil {
+			return nil, err
+		}
+		recs := make([]*record.Group, len(groups))
+		for i, sg := range groups {
+			recs[i] = sg.Record(setup.Tokenizer)
+		}
+		return recs, nil
+	}
+	text := func(id int) string { return setup.Tokenizer.DisplayText([]int{id}) }
+	return run(ctx, &setup, o, gen, text)
+}
+
+// RunRemote is Run for a policy behind an OpenAI-compatible completions
+// server: every method's groups come from s (package search/remote), with
+// setup's task, seed, sampling settings, per-prompt budget and response
+// cap (setup.Policy and setup.Tokenizer are not used). Tokens are those
+// the server reports in its usage, entropies s's estimates from the top-k
+// log-probabilities. Only strategies with a remote form (flat, entropy and
+// random trees) can be measured, and top-k sampling is refused: both are
+// checked before anything is sent.
+func RunRemote(ctx context.Context, s *remote.Sampler, setup rl.Setup, o Options) (*Result, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	if setup.Sampling.TopK > 0 {
+		return nil, fmt.Errorf("passrate: top-k %d: a completions server takes temperature and top-p only", setup.Sampling.TopK)
+	}
+	for _, sp := range o.Specs {
+		if err := s.Check(sp.Strategy); err != nil {
+			return nil, fmt.Errorf("passrate: method %s: %w", sp.Name, err)
+		}
+	}
+	est, err := search.NewEstimator(cmp.Or(setup.Train.Advantage, "grpo"))
+	if err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
+	s.Temperature, s.TopP = setup.Sampling.Temperature, setup.Sampling.TopP
+	s.MaxTokens, s.Budget = setup.ResponseCap(), setup.Budget
+	s.Seed, s.Step = setup.Seed, 0
+	gen := func(ctx context.Context, st search.Strategy, prompts []task.Prompt, ids []int) ([]*record.Group, error) {
+		groups, err := s.Generate(ctx, st, rl.RemotePrompts(setup.Task, prompts, ids))
+		if err != nil {
+			return nil, err
+		}
+		recs := make([]*record.Group, len(groups))
+		for i, g := range groups {
+			if err := rl.ScoreWithPenalty(setup.Task, nil, s.Text, prompts[i], g, est, nil); err != nil {
+				return nil, err
+			}
+			recs[i] = g.Record(prompts[i].Text, s.Text)
+		}
+		return recs, nil
+	}
+	text := func(id int) string {
+		if t := s.Text([]int{id}); t != "" {
+			return t
+		}
+		return "⟨no text⟩" // a special token the server writes as nothing
+	}
+	return run(ctx, &setup, o, gen, text)
+}
+
+// generator makes the scored records of a strategy's groups on prompts,
+// ids[i] seeding prompts[i]'s streams.
+type generator func(ctx context.Context, st search.Strategy, prompts []task.Prompt, ids []int) ([]*record.Group, error)
+
+// run measures the methods of o with gen making the groups (setup gives
+// the eval prompts) and text a token's text for the entropy profile.
+func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text func(id int) string) (*Result, error) {
 	prof := NewProfile()
 	res := &Result{Profile: prof, Seconds: map[string]float64{}}
-	text := func(id int) string { return setup.Tokenizer.DisplayText([]int{id}) }
-	flat, err := sampleAll(ctx, setup, Spec{Name: "iid", Family: "iid", Strategy: search.Flat{N: o.K}}, o, res,
+	flat, err := sampleAll(ctx, setup, gen, Spec{Name: "iid", Family: "iid", Strategy: search.Flat{N: o.K}}, o, res,
 		func(g *record.Group) error { return prof.AddIID(g, text) })
 	if err != nil {
 		return nil, err
@@ -104,7 +180,7 @@ func Run(ctx context.Context, setup rl.Setup, o Options) (*Result, error) {
 	var methods []Method
 	for _, s := range o.Specs {
 		_, flat := s.Strategy.(search.Flat)
-		outs, err := sampleAll(ctx, setup, s, o, res, func(g *record.Group) error {
+		outs, err := sampleAll(ctx, setup, gen, s, o, res, func(g *record.Group) error {
 			if flat {
 				return nil
 			}
@@ -134,11 +210,10 @@ func Run(ctx context.Context, setup rl.Setup, o Options) (*Result, error) {
 	return res, nil
 }
 
-// sampleAll generates one method's groups on the eval prompts, batch by
-// batch, scores them with the verifier, passes each record to each and
-// returns the outcomes in prompt order.
-func sampleAll(ctx context.Context, setup rl.Setup, s Spec, o Options, res *Result, each func(*record.Group) error) ([]Outcome, error) {
-	setup.Strategy = s.Strategy
+// sampleAll generates one method's scored groups on the eval prompts with
+// gen, batch by batch, passes each record to each and returns the outcomes
+// in prompt order.
+func sampleAll(ctx context.Context, setup *rl.Setup, gen generator, s Spec, o Options, res *Result, each func(*record.Group) error) ([]Outcome, error) {
 	start := time.Now()
 	outs := make([]Outcome, 0, o.Prompts)
 	batch := max(1, o.Batch/leavesPerPrompt(s.Strategy))
@@ -151,15 +226,14 @@ func sampleAll(ctx context.Context, setup rl.Setup, s Spec, o Options, res *Resu
 		if err != nil {
 			return nil, fmt.Errorf("passrate: %s: %w", s.Name, err)
 		}
-		groups, err := setup.Rollouts(ctx, 0, prompts, ids)
+		recs, err := gen(ctx, s.Strategy, prompts, ids)
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
 				return nil, err
 			}
 			return nil, fmt.Errorf("passrate: %s: prompts %d–%d: %w", s.Name, lo, lo+len(ids)-1, err)
 		}
-		for _, sg := range groups {
-			rec := sg.Record(setup.Tokenizer)
+		for _, rec := range recs {
 			out, err := FromRecord(rec)
 			if err != nil {
 				return nil, fmt.Errorf("passrate: %s: %w", s.Name, err)

@@ -172,6 +172,15 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 	return groups, nil
 }
 
+// Check returns the error Generate would give for strategy st before
+// sending anything: nil for search.Flat and search.EntropyTree (also as
+// random_tree) with valid parameters, an error naming st otherwise (the
+// segment tree has no remote form).
+func (s *Sampler) Check(st search.Strategy) error {
+	_, err := s.planOf(st)
+	return err
+}
+
 // encode fills in the token ids of prompts that have none, with Encode.
 func (s *Sampler) encode(ctx context.Context, prompts []Prompt) ([]Prompt, error) {
 	if s.Encode == nil {

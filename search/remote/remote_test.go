@@ -418,3 +418,24 @@ func TestDial(t *testing.T) {
 		})
 	}
 }
+
+// Check accepts the strategies with a remote form and refuses the others
+// and invalid parameters, as Generate would, without a client.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		st   search.Strategy
+		want string // "" for none
+	}{
+		{search.Flat{N: 3}, ""},
+		{&search.Flat{N: 3}, ""},
+		{search.EntropyTree{M: 1, N: 2, L: 1, T: 1, Score: search.ScoreEntropy}, ""},
+		{search.EntropyTree{M: 1, N: 2, L: 1, T: 1, Score: search.ScoreRandom, As: "random_tree"}, ""},
+		{search.Flat{N: 0}, "n = 0"},
+		{search.SegmentTree{S: 4, B: 2, W: 2}, `strategy "segment_tree" has no remote form`},
+	} {
+		err := (&Sampler{}).Check(tc.st)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s %+v: error %v, want %q", tc.st.Name(), tc.st, err, tc.want)
+		}
+	}
+}
