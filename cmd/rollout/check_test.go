@@ -333,3 +333,32 @@ func TestRunInterruptedExits130(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
 }
+
+// rollout pretrain shows one progress bar per base policy it trains:
+// none for a variant whose base policy another variant just trained, nor
+// for one found in the cache, which its summary line says.
+func TestPretrainProgressOncePerPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(cfg, []byte(tinyExperiment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bars    int
+		summary string
+	}{
+		{1, "trained base policy"},
+		{0, "cached base policy"},
+	} {
+		code, out, errOut := rollout(t, "pretrain", cfg, "--cache", dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if n := strings.Count(errOut, "pretrain add: 20/20"); n != tc.bars {
+			t.Errorf("stderr %q: %d final progress lines, want %d", errOut, n, tc.bars)
+		}
+		if strings.Count(out, tc.summary) != 1 || strings.Count(out, "base policy") != 1 {
+			t.Errorf("stdout %q, want one line %q", out, tc.summary)
+		}
+	}
+}
