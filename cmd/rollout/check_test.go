@@ -287,7 +287,7 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"show", "--config", "../../experiments/configs/quickstart.yaml", "--n", "3"}, 0, "# add, train split, seed 1 (prompt ≤ 5"},
 		{[]string{"show", "add", "--param", "digits=2", "--n", "1"}, 0, "prompt ≤ 5"},
 		{[]string{"show", "--config", cfg, "--param", "max_target=20", "--n", "1"}, 0, "# countdown"},
-		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, "longer than the task's 8"},
+		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, `countdown prompt "4 7 9 7:23": 4 numbers, want 3 (the task's parameter numbers)`},
 		{[]string{"show", "countdown", "--param", "number=4"}, 2, "--param number=4: unknown parameter (want one of numbers, min_number"},
 		{[]string{"show", "countdown", "--param", "numbers=x"}, 2, "--param numbers=x: want a value of type int"},
 		{[]string{"show", "countdown", "--param", "numbers"}, 2, `--param "numbers": want key=value`},
