@@ -198,7 +198,6 @@ func TestUsageAndMissingStore(t *testing.T) {
 		{"", []string{"model", "logits", "--checkpoint", missing, "--prompt", "1"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
 		{"", []string{"sample", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
 		{"", []string{"ttc", "--checkpoint", missing, "--task", "add"}, []string{"--checkpoint " + missing + ": no checkpoint there"}},
-		{"", []string{"serve", missing, "--addr", "127.0.0.1:0"}, []string{"CHECKPOINT " + missing + ": no checkpoint there"}},
 	} {
 		t.Setenv("ROLLOUT_STORE", tc.env)
 		code, _, errOut := rollout(t, tc.args...)
