@@ -273,6 +273,9 @@ func TestTaskParams(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("name: c\ntask: {name: countdown, params: {numbers: 4}}\n"), 0o644)
+	data := filepath.Join(dir, "d.jsonl")
+	os.WriteFile(data, []byte(`{"prompt": "1+1", "answer": 2}`+"\n"), 0o644)
+	jsonl := []string{"verify", "jsonl", "--param", "path=" + data, "--param", "verifier=numeric", "--param", "max_response_len=20", "--prompt", "1+1"}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -294,6 +297,10 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"show", "countdown", "--param", "numbers=9"}, 2, "numbers"},
 		{[]string{"show", "add", "--config", cfg}, 2, "has task countdown: give one"},
 		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, route, jsonl) or give --config FILE"},
+		// a pattern starting with # (a YAML comment) is the string as given
+		{append(jsonl, "--param", `pattern=#### (\S+)`, "--response", "so #### 2"), 0, `{"reward":1,"reason":"correct","answer":"2"}`},
+		{append(jsonl, "--param", `pattern='#### (\S+)'`, "--response", "so #### 3"), 0, `"reason":"wrong_answer","answer":"3"`},
+		{append(jsonl, "--param", "max_response_len=x", "--response", "2"), 2, "--param max_response_len=x: want a value of type int"},
 	} {
 		code, out, errOut := rollout(t, append([]string{"task"}, tc.args...)...)
 		got := out
