@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // grammarRow is one row of the README's flag grammar table: its flags and
@@ -95,6 +97,57 @@ func TestREADMEGrammarTable(t *testing.T) {
 				if c.Flags().Lookup(f) != nil && !slices.Contains(r.commands, name) {
 					t.Errorf("grammar table: rollout %s takes --%s, not listed in its row", name, f)
 				}
+			}
+		}
+	}
+}
+
+// Every metric a run records is named in the README's list of metrics
+// (where "a/b|c" names a/b and a/c, "a/x_b|c" a/x_b and a/x_c).
+func TestREADMEMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs an experiment")
+	}
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(raw), "Metrics per step")
+	if !ok {
+		t.Fatal("README: no list of metrics")
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`([a-z_]+)/([^`]+)`").FindAllStringSubmatch(list, -1) {
+		// "ratio_p10|p50|p90": the first leaf's prefix up to its last "_"
+		// goes with the others.
+		leaves := strings.Split(m[2], "|")
+		prefix := leaves[0][:strings.LastIndex(leaves[0], "_")+1]
+		for i, leaf := range leaves {
+			if i > 0 {
+				leaf = prefix + leaf
+			}
+			named[m[1]+"/"+leaf] = true
+		}
+	}
+	dir := t.TempDir()
+	st, err := tracking.Open(runTiny(t, dir), tracking.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs("dmg")
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	for _, r := range runs {
+		names, err := st.MetricNames(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			if !named[name] {
+				t.Errorf("run %s (%s) records %s, which the README's list of metrics does not name", r.ID, r.Variant, name)
 			}
 		}
 	}
