@@ -273,6 +273,9 @@ func TestTaskParams(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("name: c\ntask: {name: countdown, params: {numbers: 4}}\n"), 0o644)
+	data := filepath.Join(dir, "d.jsonl")
+	os.WriteFile(data, []byte(`{"prompt": "1+1", "answer": 2}`+"\n"), 0o644)
+	jsonl := []string{"verify", "jsonl", "--param", "path=" + data, "--param", "verifier=numeric", "--param", "max_response_len=20", "--prompt", "1+1"}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -287,13 +290,17 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"show", "--config", "../../experiments/configs/quickstart.yaml", "--n", "3"}, 0, "# add, train split, seed 1 (prompt ≤ 5"},
 		{[]string{"show", "add", "--param", "digits=2", "--n", "1"}, 0, "prompt ≤ 5"},
 		{[]string{"show", "--config", cfg, "--param", "max_target=20", "--n", "1"}, 0, "# countdown"},
-		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, "longer than the task's 8"},
+		{[]string{"verify", "countdown", "--prompt", "4 7 9 7:23", "--response", "9+7+7"}, 2, `countdown prompt "4 7 9 7:23": 4 numbers, want 3 (the task's parameter numbers)`},
 		{[]string{"show", "countdown", "--param", "number=4"}, 2, "--param number=4: unknown parameter (want one of numbers, min_number"},
 		{[]string{"show", "countdown", "--param", "numbers=x"}, 2, "--param numbers=x: want a value of type int"},
 		{[]string{"show", "countdown", "--param", "numbers"}, 2, `--param "numbers": want key=value`},
 		{[]string{"show", "countdown", "--param", "numbers=9"}, 2, "numbers"},
 		{[]string{"show", "add", "--config", cfg}, 2, "has task countdown: give one"},
 		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, route, jsonl) or give --config FILE"},
+		// a pattern starting with # (a YAML comment) is the string as given
+		{append(jsonl, "--param", `pattern=#### (\S+)`, "--response", "so #### 2"), 0, `{"reward":1,"reason":"correct","answer":"2"}`},
+		{append(jsonl, "--param", `pattern='#### (\S+)'`, "--response", "so #### 3"), 0, `"reason":"wrong_answer","answer":"3"`},
+		{append(jsonl, "--param", "max_response_len=x", "--response", "2"), 2, "--param max_response_len=x: want a value of type int"},
 	} {
 		code, out, errOut := rollout(t, append([]string{"task"}, tc.args...)...)
 		got := out
@@ -331,5 +338,34 @@ func TestRunInterruptedExits130(t *testing.T) {
 	code := run([]string{"run", cfg, "--store", filepath.Join(dir, "s.db"), "--cache", dir, "--workers", "1"}, &out, errOut)
 	if code != 130 || !strings.Contains(out.String(), "run the same command again to resume") || !strings.Contains(errOut.String(), "interrupt") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+}
+
+// rollout pretrain shows one progress bar per base policy it trains:
+// none for a variant whose base policy another variant just trained, nor
+// for one found in the cache, which its summary line says.
+func TestPretrainProgressOncePerPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "exp.yaml")
+	if err := os.WriteFile(cfg, []byte(tinyExperiment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		bars    int
+		summary string
+	}{
+		{1, "trained base policy"},
+		{0, "cached base policy"},
+	} {
+		code, out, errOut := rollout(t, "pretrain", cfg, "--cache", dir)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if n := strings.Count(errOut, "pretrain add: 20/20"); n != tc.bars {
+			t.Errorf("stderr %q: %d final progress lines, want %d", errOut, n, tc.bars)
+		}
+		if strings.Count(out, tc.summary) != 1 || strings.Count(out, "base policy") != 1 {
+			t.Errorf("stdout %q, want one line %q", out, tc.summary)
+		}
 	}
 }

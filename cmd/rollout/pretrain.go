@@ -70,15 +70,24 @@ runs that share it train it once.`,
 					seen[c.Checkpoint] = true
 					continue
 				}
-				bar := pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
+				// The bar starts with the first step trained: a base policy
+				// found in the cache (another variant's, say) shows none.
+				var bar *bar
 				base, err := runner.BasePolicy(cmd.Context(), c, dir, func(s pretrain.Step) {
+					if bar == nil {
+						bar = pr.add("pretrain "+c.Task.Name, c.Pretrain.Steps)
+					}
 					bar.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
 				})
-				if err != nil {
+				if bar != nil && err != nil {
 					bar.abort()
+				}
+				if err != nil {
 					return err
 				}
-				bar.set(c.Pretrain.Steps, "")
+				if bar != nil {
+					bar.set(c.Pretrain.Steps, "")
+				}
 				if seen[base.Dir] {
 					continue
 				}

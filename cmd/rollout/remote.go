@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -64,6 +65,9 @@ func (r *remoteFlags) dial(ctx context.Context) (*remote.Sampler, error) {
 		retries = -1 // openai.Options: negative is none
 	}
 	s, err := remote.Dial(ctx, openai.Options{BaseURL: r.url, Timeout: r.timeout, Concurrency: r.concurrency, Retries: retries}, r.model)
+	if errors.Is(err, remote.ErrModel) {
+		return nil, usageError{fmt.Errorf("--model: %w", err)}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)
 	}

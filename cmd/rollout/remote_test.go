@@ -81,8 +81,8 @@ func TestRemoteSampleAndTTC(t *testing.T) {
 		{name: "model without policy", args: []string{"ttc", "--model", "tiny", "--checkpoint", "x"}, code: 2, contains: []string{"--model: only with --policy"}},
 		{name: "not a URL", args: []string{"sample", "--policy", "localhost:8000"}, code: 2, contains: []string{`--policy "localhost:8000": want the server's URL`}},
 		{name: "top-k", args: []string{"ttc", "--policy", url, "--top-k", "5"}, code: 2, contains: []string{"--top-k and --policy"}},
-		{name: "segment tree", args: []string{"sample", "--policy", url, "--strategy", "segment_tree"}, code: 1, contains: []string{`"segment_tree" has no remote form`}},
-		{name: "unknown model", args: []string{"sample", "--policy", url, "--model", "qwen"}, code: 1, contains: []string{`does not serve the model "qwen" (it serves: tiny)`}},
+		{name: "segment tree", args: []string{"sample", "--policy", url, "--strategy", "segment_tree"}, code: 2, contains: []string{`rollout.strategy segment_tree with --policy`, `"segment_tree" has no remote form`}},
+		{name: "unknown model", args: []string{"sample", "--policy", url, "--model", "qwen"}, code: 2, contains: []string{`--model: ` + url + ` does not serve the model "qwen" (it serves: tiny)`}},
 		{name: "no server", args: []string{"sample", "--policy", deadURL, "--retries", "1"}, code: 1, contains: []string{deadURL + "/v1/models", "(after 2 attempts)"}},
 	}
 	for _, tc := range cases {

@@ -16,6 +16,7 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/remote"
 )
 
 // sampleShorthands maps sample's own flags to the config keys they set.
@@ -146,6 +147,9 @@ func sampleRemote(ctx context.Context, rf *remoteFlags, c config.Experiment, o r
 	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
 	if err != nil {
 		return nil, nil, usageError{err}
+	}
+	if err := remote.Supports(st); err != nil {
+		return nil, nil, usageError{fmt.Errorf("rollout.strategy %s with --policy: %w", c.Rollout.Strategy, err)}
 	}
 	est, err := search.NewEstimator(c.Train.Advantage)
 	if err != nil {

@@ -33,7 +33,7 @@ otherwise, and has no authentication: expose it only on a trusted network.`,
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return usageError{fmt.Errorf("--addr %q: %w", addr, err)}
 			}
-			m, tok, err := policy.Load(args[0])
+			m, tok, err := loadCheckpoint("CHECKPOINT", args[0])
 			if err != nil {
 				return err
 			}

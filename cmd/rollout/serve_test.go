@@ -85,7 +85,7 @@ func TestServeBadInput(t *testing.T) {
 	if code, _, errOut := rollout(t, "serve", dir, "--addr", "nonsense"); code != 2 || !strings.Contains(errOut, `--addr "nonsense"`) {
 		t.Errorf("bad --addr: exit %d, %q", code, errOut)
 	}
-	if code, _, errOut := rollout(t, "serve", filepath.Join(dir, "missing")); code != 1 || !strings.Contains(errOut, "missing") {
+	if code, _, errOut := rollout(t, "serve", filepath.Join(dir, "missing")); code != 2 || !strings.Contains(errOut, "CHECKPOINT "+filepath.Join(dir, "missing")+": no checkpoint there") {
 		t.Errorf("missing checkpoint: exit %d, %q", code, errOut)
 	}
 }

@@ -43,7 +43,9 @@ and time for those not written yet). Runs already finished in the store are skip
 unfinished ones resume, so the command picks up where it stopped.
 
 --only NAME (repeatable) makes only those reports; --no-run writes them from the store
-without running anything (an unfinished run is then an error). Reports: ` + strings.Join(suite.Priority(), ", ") + `.`,
+without running anything (an unfinished run is then an error, and a report the store
+has not run is skipped with a note, or an error when --only names it or the store has
+none of the suite's). Reports: ` + strings.Join(suite.Priority(), ", ") + `.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.dir = args[0]
@@ -113,6 +115,11 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 		os.Exit(exitInterrupted)
 	})
 	defer stop()
+	if a.noRun {
+		if reports, files, err = suiteInStore(cmd, st, a, reports, files); err != nil {
+			return err
+		}
+	}
 	meta := suiteMeta(st.Path())
 	out := cmd.OutOrStdout()
 	for i, r := range reports {
@@ -139,6 +146,39 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 	}
 	fmt.Fprintf(out, "wrote %s\n", index)
 	return nil
+}
+
+// suiteInStore keeps, for --no-run, the reports whose experiment is in
+// the store. A report --only names that is not there is an error, as is a
+// store holding none of them (most likely the wrong store); without
+// --only the others are skipped with a note on stderr, their files in the
+// directory left as they are.
+func suiteInStore(cmd *cobra.Command, st *tracking.Store, a suiteArgs, reports []suite.Report, files []*config.File) ([]suite.Report, []*config.File, error) {
+	var keptR []suite.Report
+	var keptF []*config.File
+	var missing []string
+	for i, r := range reports {
+		_, err := st.Experiment(files[i].Name)
+		switch {
+		case err == nil:
+			keptR, keptF = append(keptR, r), append(keptF, files[i])
+		case errors.Is(err, tracking.ErrNotFound):
+			missing = append(missing, fmt.Sprintf("%s (experiment %s)", r.Name, files[i].Name))
+		default:
+			return nil, nil, err
+		}
+	}
+	if len(missing) == 0 {
+		return keptR, keptF, nil
+	}
+	if len(a.only) > 0 || len(keptR) == 0 {
+		return nil, nil, usageError{fmt.Errorf("--no-run: the store %s has not run %s: run them first (the same command without --no-run) or give the store that holds them",
+			storePath(a.store), strings.Join(missing, ", "))}
+	}
+	for _, m := range missing {
+		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %s: not in the store %s (--no-run)\n", m, storePath(a.store))
+	}
+	return keptR, keptF, nil
 }
 
 // openSuiteStore opens the store for writing, or, with --no-run, for

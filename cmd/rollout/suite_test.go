@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // rollout suite refuses unknown reports and a DIR that is not a
@@ -45,5 +47,56 @@ func TestSuiteCommand(t *testing.T) {
 		if got := suiteCommand(tc.a, "filtering"); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.a, got, tc.want)
 		}
+	}
+}
+
+// rollout suite --no-run on a store that has not run a report's
+// experiment: with --only naming it, or when the store holds none of the
+// suite, an error naming the store and each missing report (exit 2);
+// otherwise the missing reports are skipped with a note and the others
+// written (here the one present has no runs, which stays an error).
+func TestSuiteNoRunMissing(t *testing.T) {
+	dir := t.TempDir()
+	empty, partial := filepath.Join(dir, "empty.db"), filepath.Join(dir, "partial.db")
+	for path, exp := range map[string]string{empty: "quickstart", partial: "econ_compute"} {
+		st, err := tracking.Open(path, tracking.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutExperiment(tracking.Experiment{Name: exp}); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+	}
+	out := filepath.Join(dir, "out")
+	os.Mkdir(out, 0o755)
+	t.Chdir("../..") // the suite's configs are read from the repository's root
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"none in the store", []string{"--store", empty}, 2,
+			[]string{"--no-run: the store " + empty + " has not run filtering (experiment econ_filtering), max_length (experiment econ_max_length)", "recipe (experiment econ_recipe): run them first"}},
+		{"only names a missing one", []string{"--store", partial, "--only", "filtering", "--only", "compute"}, 2,
+			[]string{"has not run filtering (experiment econ_filtering): run them first"}},
+		{"others skipped", []string{"--store", partial}, 1,
+			[]string{"skipped filtering (experiment econ_filtering): not in the store " + partial + " (--no-run)", "skipped recipe (", "experiment econ_compute has no runs"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := rollout(t, append([]string{"suite", out, "--no-run"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not contain %q", errOut, w)
+				}
+			}
+			if strings.Contains(errOut, "skipped compute") {
+				t.Errorf("stderr %q: compute is in the store", errOut)
+			}
+		})
 	}
 }

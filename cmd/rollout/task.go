@@ -63,7 +63,8 @@ func taskOfCommand(args []string, configPath string, params []string) (task.Task
 
 // setParams sets the task parameter struct *p to base (when not nil),
 // then each key=value of sets, the key being a field's YAML name and the
-// value YAML of the field's type.
+// value YAML of the field's type (or, when it is no YAML document, the
+// plain string).
 func setParams(p, base any, sets []string) error {
 	v := reflect.ValueOf(p).Elem()
 	if base != nil {
@@ -91,8 +92,14 @@ func setParams(p, base any, sets []string) error {
 		if !found {
 			return fmt.Errorf("--param %s: unknown parameter (want one of %s)", kv, strings.Join(keys, ", "))
 		}
+		// As for --set: a value that is no YAML document (such as one
+		// starting with #, a comment) is the plain string.
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(val), &doc); err != nil || len(doc.Content) == 0 {
+			doc = yaml.Node{Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: val}}}
+		}
 		nv := reflect.New(f.Type())
-		if err := yaml.Unmarshal([]byte(val), nv.Interface()); err != nil || val == "" {
+		if err := doc.Content[0].Decode(nv.Interface()); err != nil || val == "" {
 			return fmt.Errorf("--param %s: want a value of type %s", kv, f.Type())
 		}
 		f.Set(nv.Elem())

@@ -286,16 +286,18 @@ func (t *Countdown) ParsePrompt(text string) (Prompt, error) {
 
 // parse reads a prompt text without solving it.
 func (t *Countdown) parse(text string) (*countdownProblem, error) {
+	numsText, targetText, ok := strings.Cut(text, ":")
+	fields := strings.Split(numsText, " ")
+	// The count of numbers first: a prompt of more numbers than the
+	// task's is also longer than its prompts, and the count says why.
+	if ok && len(fields) != t.p.Numbers {
+		return nil, fmt.Errorf("countdown prompt %q: %d numbers, want %d (the task's parameter numbers)", text, len(fields), t.p.Numbers)
+	}
 	if err := checkPromptText(text, t.MaxPromptLen()); err != nil {
 		return nil, fmt.Errorf("countdown prompt %q: %w", text, err)
 	}
-	numsText, targetText, ok := strings.Cut(text, ":")
 	if !ok {
 		return nil, fmt.Errorf("countdown prompt %q: want numbers, \":\" and the target", text)
-	}
-	fields := strings.Split(numsText, " ")
-	if len(fields) != t.p.Numbers {
-		return nil, fmt.Errorf("countdown prompt %q: %d numbers, want %d", text, len(fields), t.p.Numbers)
 	}
 	var q countdownProblem
 	for _, f := range fields {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -17,6 +18,16 @@ const (
 	// OwnedByVLLM is vLLM: prompts go as text, tokens come back as ids.
 	OwnedByVLLM = "vllm"
 )
+
+// ErrModel is what Dial's error is (errors.Is) when the server does not
+// serve the model named, or serves several and none was named: the
+// caller's input, not a failure of the server.
+var ErrModel = errors.New("remote: no such served model")
+
+// modelError is Dial's error about the model named; it is ErrModel.
+type modelError struct{ error }
+
+func (modelError) Is(target error) bool { return target == ErrModel }
 
 // Dial returns a sampler of the model called model on the server at
 // o.BaseURL ("" picks the server's only model), set up from what GET
@@ -49,9 +60,9 @@ func Dial(ctx context.Context, o openai.Options, model string) (*Sampler, error)
 	}
 	if m == nil {
 		if model == "" {
-			return nil, fmt.Errorf("%s serves %d models (%s): name one", c.URL(), len(models), strings.Join(names, ", "))
+			return nil, modelError{fmt.Errorf("%s serves %d models (%s): name one", c.URL(), len(models), strings.Join(names, ", "))}
 		}
-		return nil, fmt.Errorf("%s does not serve the model %q (it serves: %s)", c.URL(), model, strings.Join(names, ", "))
+		return nil, modelError{fmt.Errorf("%s does not serve the model %q (it serves: %s)", c.URL(), model, strings.Join(names, ", "))}
 	}
 	s := &Sampler{Client: c, Model: m.ID, Temperature: 1, TopP: 1}
 	switch strings.ToLower(m.OwnedBy) {

@@ -200,6 +200,14 @@ func (s *Sampler) encode(ctx context.Context, prompts []Prompt) ([]Prompt, error
 	return out, nil
 }
 
+// Supports returns nil when st has a remote form (flat, entropy_tree,
+// random_tree) with valid parameters, else the error Generate would
+// return for it, so that a caller can refuse it before contacting a server.
+func Supports(st search.Strategy) error {
+	_, err := (&Sampler{}).planOf(st)
+	return err
+}
+
 // planOf returns the plan of a strategy with a remote form.
 func (s *Sampler) planOf(st search.Strategy) (func(context.Context, *groupRun) error, error) {
 	switch v := st.(type) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -378,6 +379,30 @@ func TestDialOwners(t *testing.T) {
 	}
 }
 
+// Supports accepts the strategies with a remote form and refuses the
+// others, as Generate does, without a server.
+func TestSupports(t *testing.T) {
+	for _, tc := range []struct {
+		strategy string
+		params   map[string]string
+		wantErr  string
+	}{
+		{strategy: "flat", params: map[string]string{"n": "4"}},
+		{strategy: "entropy_tree", params: map[string]string{"m": "2", "t": "2"}},
+		{strategy: "random_tree", params: map[string]string{"m": "2"}},
+		{strategy: "segment_tree", wantErr: `strategy "segment_tree" has no remote form`},
+	} {
+		st, err := search.NewStrategy(tc.strategy, tc.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Supports(st)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: Supports = %v, want %q", tc.strategy, err, tc.wantErr)
+		}
+	}
+}
+
 // Dial recognises rollout serve and sends its prompts as token ids.
 func TestDial(t *testing.T) {
 	srv := startServe(t)
@@ -393,8 +418,8 @@ func TestDial(t *testing.T) {
 		t.Run(tc.model, func(t *testing.T) {
 			s, err := Dial(context.Background(), openai.Options{BaseURL: srv.url}, tc.model)
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), srv.url) {
-					t.Fatalf("error %v, want %q naming %s", err, tc.wantErr, srv.url)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), srv.url) || !errors.Is(err, ErrModel) {
+					t.Fatalf("error %v, want ErrModel, %q naming %s", err, tc.wantErr, srv.url)
 				}
 				return
 			}
