@@ -175,6 +175,9 @@ type Store struct {
 	// copyHook, when set (by tests), runs inside the read transaction of
 	// each snapshot the writer copies.
 	copyHook func()
+	// stateHook, when set (by tests), runs after CommitSteps has written
+	// its state files and before the transaction that names them.
+	stateHook func()
 }
 
 // Open opens the store at path, creating and initialising it unless
@@ -272,6 +275,7 @@ func openWriter(path string, opts Options) (*Store, error) {
 		s.lockInfo = &info
 	}
 	cleanFinalOrphans(path)
+	s.cleanStateOrphans()
 	s.stopServe, s.served = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.served)
