@@ -175,9 +175,11 @@ type Store struct {
 	// copyHook, when set (by tests), runs inside the read transaction of
 	// each snapshot the writer copies.
 	copyHook func()
-	// stateHook, when set (by tests), runs after CommitSteps has written
-	// its state files and before the transaction that names them.
-	stateHook func()
+	// stateHook, when set (by tests), runs in CommitSteps of a step with
+	// a checkpoint at two points: "written" once its state files are
+	// written, before the transaction that names them; "committed" after
+	// the transaction, before the state files it pruned are deleted.
+	stateHook func(point string)
 }
 
 // Open opens the store at path, creating and initialising it unless

@@ -237,7 +237,7 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 		enc[i].state, written = &ref, append(written, path)
 	}
 	if s.stateHook != nil && len(written) > 0 {
-		s.stateHook()
+		s.stateHook("written")
 	}
 	var pruned []string
 	err := s.update(func(tx *bolt.Tx) error {
@@ -271,6 +271,9 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 	if err != nil {
 		removeFiles(written)
 		return fmt.Errorf("commit step %d of run %s: %w", recs[0].Step, runID, err)
+	}
+	if s.stateHook != nil && len(written) > 0 {
+		s.stateHook("committed")
 	}
 	removeStateFiles(s.path, runID, pruned)
 	return nil
