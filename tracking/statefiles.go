@@ -353,4 +353,11 @@ func (s *Store) cleanStateOrphans() {
 			}
 		}
 	}
+	removeEmptyStateRoot(s.path)
+}
+
+// removeEmptyStateRoot removes PATH.ckpt when no run has state left in
+// it (a writer's open and close: no state file is being written then).
+func removeEmptyStateRoot(storePath string) {
+	os.Remove(storePath + stateSuffix) // fails, as it should, unless empty
 }

@@ -46,6 +46,9 @@ func TestStateFilesOnePerRun(t *testing.T) {
 	s, path := newStore(t, Options{NoSync: true, KeepCheckpoints: 1})
 	addRun(t, s, "e", "a", "flat", 1)
 	addRun(t, s, "e", "b", "flat", 2)
+	if err := s.CommitStep("a", StepRecord{Step: 0, Checkpoint: []Blob{{Name: "st\x00ate", Data: []byte{1}}}}); err == nil {
+		t.Error("a blob name with a zero byte was accepted")
+	}
 	for step := range 6 {
 		for i, id := range []string{"a", "b"} {
 			ckpt := []Blob{{Name: "state", Data: stateBlob(step, i, state)}, {Name: "small", Data: []byte{byte(step)}}}
@@ -90,8 +93,12 @@ func TestStateFilesOnePerRun(t *testing.T) {
 	if n := len(stateFiles(t, path, "b")); n != 1 {
 		t.Errorf("the stopped run keeps %d state files, want 1", n)
 	}
-	if err := s.CommitStep("a", StepRecord{Step: 20, Checkpoint: []Blob{{Name: "st\x00ate", Data: []byte{1}}}}); err == nil {
-		t.Error("a blob name with a zero byte was accepted")
+	if err := s.EndRun("b", StatusFinished, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path + stateSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s remains once every run finished and the writer closed (%v)", path+stateSuffix, err)
 	}
 }
 

@@ -456,6 +456,9 @@ func (s *Store) Close() error {
 		s.stopServe = nil
 	}
 	if s.db != nil {
+		if !s.opts.ReadOnly {
+			removeEmptyStateRoot(s.path) // holding the lock still
+		}
 		err = s.db.Close()
 	}
 	if s.lockInfo != nil {
