@@ -99,10 +99,10 @@ type Options struct {
 	Timeout time.Duration
 	// KeepCheckpoints, when positive, keeps only the newest that many
 	// checkpoints of a run: older ones are deleted by the commit that adds
-	// a new one.
+	// a new one (their state files right after it).
 	KeepCheckpoints int
-	// NoSync skips fsync at commit (faster, not crash-safe: for tests and
-	// throw-away stores only).
+	// NoSync skips fsync at commit and of resume state files (faster, not
+	// crash-safe: for tests and throw-away stores only).
 	NoSync bool
 }
 
