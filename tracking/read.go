@@ -433,8 +433,9 @@ func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err erro
 
 // readCheckpoint reads the checkpoint at a step (prefix): the reference
 // of its state file, or the blobs an older build stored in the bucket,
-// joining the pieces of blobs stored in pieces (see pieceKey), which
-// follow each other in key order. Both are nil when the step has none.
+// joining the pieces of blobs stored in pieces (key: step, name, a zero
+// byte and the big-endian piece index), which follow each other in key
+// order. Both are nil when the step has none.
 func readCheckpoint(b *bolt.Bucket, runID string, prefix []byte) ([]Blob, *stateRef, error) {
 	var out []Blob
 	c := b.Cursor()

@@ -2,6 +2,7 @@ package tracking
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -174,6 +175,19 @@ func TestStateOrphansDeletedOnOpen(t *testing.T) {
 	if _, blobs, err := s.LatestCheckpoint("live"); err != nil || string(blobs[0].Data) != "live" {
 		t.Errorf("live run's checkpoint after the cleanup: %v %v", blobs, err)
 	}
+}
+
+// checkpointPiece is the size of the pieces in which older builds stored
+// a large checkpoint blob in the bucket (see pieceKey); this build writes
+// state files (StateDir) and still reads such blobs.
+const checkpointPiece = 1 << 20
+
+// pieceKey is the key of piece i of a blob stored in pieces: the step, the
+// name, a zero byte (names have none) and the big-endian piece index.
+func pieceKey(step int, name string, i int) []byte {
+	k := append(stepKey(step), name...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, uint32(i))
 }
 
 // putOldCheckpoint stores blobs in the checkpoint bucket as older builds

@@ -343,19 +343,6 @@ func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc en
 	return pruned, nil
 }
 
-// checkpointPiece is the size of the pieces in which older builds stored
-// a large checkpoint blob in the bucket (see pieceKey); this build writes
-// state files (StateDir) and reads such blobs.
-const checkpointPiece = 1 << 20
-
-// pieceKey is the key of piece i of a blob stored in pieces: the step, the
-// name, a zero byte (names have none) and the big-endian piece index.
-func pieceKey(step int, name string, i int) []byte {
-	k := append(stepKey(step), name...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, uint32(i))
-}
-
 // pruneCheckpoints keeps the newest KeepCheckpoints steps of a run's
 // checkpoints (state file references and blobs of older builds alike) and
 // returns the state files of the references it deleted.
