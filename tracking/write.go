@@ -240,36 +240,18 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 		s.stateHook("written")
 	}
 	var pruned []string
+	var refused error // the transaction's own error: it wrote nothing
 	err := s.update(func(tx *bolt.Tx) error {
 		pruned = nil
-		runs := tx.Bucket([]byte(bucketRuns))
-		r, err := getRun(runs, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status != StatusRunning {
-			return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
-		}
-		data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
-		if data == nil {
-			return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
-		}
-		for i := range recs {
-			rec := &recs[i]
-			if rec.Step <= r.LastStep {
-				return fmt.Errorf("step %d is already committed (the run's last step is %d)", rec.Step, r.LastStep)
-			}
-			files, err := s.putStep(data, runID, rec, enc[i])
-			if err != nil {
-				return err
-			}
-			pruned = append(pruned, files...)
-			r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
-		}
-		return putJSON(runs, runID, r)
+		refused = s.putSteps(tx, runID, recs, enc, &pruned)
+		return refused
 	})
 	if err != nil {
-		removeFiles(written)
+		if refused != nil {
+			// Else bbolt's commit failed: whether it reached the disk is
+			// unknown, and the next writer's open deletes the files if not.
+			removeFiles(written)
+		}
 		return fmt.Errorf("commit step %d of run %s: %w", recs[0].Step, runID, err)
 	}
 	if s.stateHook != nil && len(written) > 0 {
@@ -277,6 +259,36 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 	}
 	removeStateFiles(s.path, runID, pruned)
 	return nil
+}
+
+// putSteps writes encoded steps of a running run in a transaction and
+// adds to pruned the state files of the checkpoints it pruned.
+func (s *Store) putSteps(tx *bolt.Tx, runID string, recs []StepRecord, enc []encodedStep, pruned *[]string) error {
+	runs := tx.Bucket([]byte(bucketRuns))
+	r, err := getRun(runs, runID)
+	if err != nil {
+		return err
+	}
+	if r.Status != StatusRunning {
+		return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
+	}
+	data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
+	if data == nil {
+		return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Step <= r.LastStep {
+			return fmt.Errorf("step %d is already committed (the run's last step is %d)", rec.Step, r.LastStep)
+		}
+		files, err := s.putStep(data, runID, rec, enc[i])
+		if err != nil {
+			return err
+		}
+		*pruned = append(*pruned, files...)
+		r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
+	}
+	return putJSON(runs, runID, r)
 }
 
 // removeFiles deletes files (state files no commit names).
