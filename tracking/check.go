@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -217,14 +219,49 @@ func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 	}
 	steps := checkMetrics(data[0], r, res)
 	checkGroups(&s.codec, data[1], r, steps, res)
-	data[2].ForEach(func(k, _ []byte) error {
+	data[2].ForEach(func(k, v []byte) error {
 		if len(k) <= 8 {
 			res.addf("run %s: checkpoint key %x: want a step and a name", r.ID, k)
-		} else if step := int(binary.BigEndian.Uint64(k)); step > r.LastStep {
+			return nil
+		}
+		step := int(binary.BigEndian.Uint64(k))
+		if step > r.LastStep {
 			res.addf("run %s: checkpoint at step %d, after its last step %d", r.ID, step, r.LastStep)
+		}
+		if isRefKey(k) {
+			s.checkStateFile(r, step, v, res)
 		}
 		return nil
 	})
+}
+
+// checkStateFile checks the resume state file a committed step of run r
+// names: present, of the size and SHA-256 its reference records. A
+// snapshot of a store being written is not checked against the files,
+// which its writer replaces as it goes.
+func (s *Store) checkStateFile(r Run, step int, v []byte, res *CheckResult) {
+	ref, err := decodeRef(r.ID, step, v)
+	if err != nil {
+		res.addf("%v", err)
+		return
+	}
+	if s.snapshot != "" {
+		return
+	}
+	path := filepath.Join(StateDir(s.path, r.ID), ref.File)
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		res.addf("run %s step %d: its resume state file %s is missing", r.ID, step, path)
+	case err != nil:
+		res.addf("run %s step %d: its resume state file: %v", r.ID, step, err)
+	default:
+		if problem := verifyState(b, ref); problem != "" {
+			res.addf("run %s step %d: its resume state file %s %s", r.ID, step, path, problem)
+		} else if _, err := decodeState(b); err != nil {
+			res.addf("run %s step %d: its resume state file %s: %v", r.ID, step, path, err)
+		}
+	}
 }
 
 // checkMetrics decodes every metric record of a run and compares the last

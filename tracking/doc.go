@@ -1,7 +1,8 @@
 // Package tracking is rollout's experiment store: experiments, runs, metric
-// series per step, every rollout group (trees, filtered groups, tokens,
-// log-probs, entropies, rewards, advantages) and checkpoints, in one bbolt
-// file; with queries, streaming of every group through formatters
+// series per step and every rollout group (trees, filtered groups, tokens,
+// log-probs, entropies, rewards, advantages) in one bbolt file, and the
+// resume states (checkpoints) of unfinished runs in files beside it; with
+// queries, streaming of every group through formatters
 // (FormatGroups), merge, compaction and checks. Comparison reports, plots
 // and exports (JSON lines, CSV) read it from package tracking/report.
 //
@@ -21,8 +22,31 @@
 // LockedError naming that process (from the PATH.lock-info file the writer
 // leaves beside the store). A training run is written with PutExperiment,
 // BeginRun (which also resumes an unfinished run), one CommitStep per step
-// — a single transaction holding the step's metrics, groups, optional
-// checkpoint and the run's new LastStep — and EndRun.
+// — a single transaction holding the step's metrics, groups, the
+// reference to its optional checkpoint and the run's new LastStep — and
+// EndRun.
+//
+// # Resume state
+//
+// A step's checkpoint (StepRecord.Checkpoint: weights, optimizer, stale
+// buffer, counters) is a file beside the store, PATH.ckpt/<run id>/
+// <step>-<random>.bin (StateDir): written to a temporary name, fsynced,
+// renamed, and the directory fsynced before the step's transaction, which
+// records the file's name, size and SHA-256 (key step+0x00 of the run's
+// checkpoint bucket). A process killed at any point resumes from the last
+// committed step's file, which reads verified; a file no committed step
+// names (written by a process killed before its commit, or kept by one
+// killed before deleting what its commit replaced) is an orphan that the
+// next writer's open deletes. With KeepCheckpoints (1 in rollout run and
+// suite) a commit deletes the references of older states, and their files
+// after it; EndRun of a finished run deletes the run's references and then
+// its directory, and the writer's close removes PATH.ckpt once empty: the
+// store grows by at most one state per unfinished run and keeps none once
+// every run has finished. Checkpoints that older builds stored in the
+// bucket as blobs are still read (and pruned like files). Merge copies the
+// state files of the runs it copies (and fails, saying so, when the source
+// no longer has one); snapshots for readers copy the references only;
+// Check reports a committed step whose file is missing or does not match.
 //
 // # Reading
 //
@@ -57,9 +81,10 @@
 //
 // Buckets: meta (schema version), experiments (JSON by name), runs (JSON by
 // id), data/<run id>/{m,g,c}: metrics by big-endian step; groups in chunks
-// of about 1 MB keyed by step and first group index; checkpoint blobs by
-// step and name, those over 1 MB in pieces of 1 MB, whose pages the next
-// state of a run reuses. Metric and group records use a compact binary encoding
+// of about 1 MB keyed by step and first group index; checkpoints by step:
+// the reference to the step's state file (see Resume state; older builds
+// stored blobs by step and name, those over 1 MB in pieces of 1 MB).
+// Metric and group records use a compact binary encoding
 // (varints and raw little-endian float32 arrays); group chunks are stored
 // DEFLATE-compressed. A finished run's final policy, when its config asks
 // for it (train.save_final), is a checkpoint directory beside the store:

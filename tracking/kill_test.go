@@ -2,12 +2,14 @@ package tracking
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	bolt "go.etcd.io/bbolt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rollout-rl/rollout/search/record"
@@ -92,10 +94,23 @@ func TestKilledWriter(t *testing.T) {
 			t.Errorf("step %d: %d groups, want %d (%v)", step, len(gs), want, err)
 		}
 	}
+	// The resume state is the child's last committed one, bit for bit,
+	// and the only file left (a state written but not committed when the
+	// kill came is an orphan the open deleted).
+	step, blobs, err := s.LatestCheckpoint("r")
+	if err != nil || step != r.LastStep || len(blobs) != 1 || !bytes.Equal(blobs[0].Data, stateBlob(step, 0, killState)) {
+		t.Errorf("latest checkpoint at step %d (last step %d): %d blobs, %v; want the child's state of its last step", step, r.LastStep, len(blobs), err)
+	}
+	if files := stateFiles(t, path, "r"); len(files) != 1 {
+		t.Errorf("state files %v after the resume, want one", files)
+	}
 	if err := s.CommitStep("r", StepRecord{Step: r.LastStep + 1}); err != nil {
 		t.Errorf("continuing the resumed run: %v", err)
 	}
 }
+
+// killState is the size of the resume states the killed children commit.
+const killState = 300_000
 
 // TestKilledWriterChild commits steps until killed, printing each step
 // number once its transaction has committed.
@@ -104,7 +119,7 @@ func TestKilledWriterChild(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestKilledWriter")
 	}
-	s, err := Open(path, Options{})
+	s, err := Open(path, Options{KeepCheckpoints: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +132,8 @@ func TestKilledWriterChild(t *testing.T) {
 		groups[i] = flatGroup(i, 16, 40)
 	}
 	for step := r.LastStep + 1; step < 100000; step++ {
-		if err := s.CommitStep("r", StepRecord{Step: step, Metrics: map[string]float64{"m": float64(step)}, Groups: groups}); err != nil {
+		ckpt := []Blob{{Name: "state", Data: stateBlob(step, 0, killState)}}
+		if err := s.CommitStep("r", StepRecord{Step: step, Metrics: map[string]float64{"m": float64(step)}, Groups: groups, Checkpoint: ckpt}); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Println(step)
@@ -156,5 +172,108 @@ func snapshotConsistent(t *testing.T, path string, attempt int) {
 	gs, _ := s.Groups("r", r.LastStep)
 	if len(ms) != r.LastStep+1 || len(gs) != 8 {
 		t.Errorf("snapshot %d: last step %d, %d metric records, %d groups at the last step", attempt, r.LastStep, len(ms), len(gs))
+	}
+}
+
+// TestKilledAtStateFile kills (SIGKILL) a writer at each point of a step's
+// commit around its resume state file: after the file is written and
+// before the transaction names it, and after the commit before the state
+// it replaced is deleted. The run resumes from the last committed state,
+// bit for bit, and the open deletes the file no commit names.
+func TestKilledAtStateFile(t *testing.T) {
+	if os.Getenv("TRACKING_KILL_STATE") != "" {
+		return
+	}
+	cases := []struct {
+		point string
+		// lastStep is the run's last committed step when killed.
+		lastStep int
+	}{
+		{"written", 0},
+		{"committed", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.point, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			s, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			addRun(t, s, "exp", "r", "flat", 1)
+			s.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAtStateFileChild$")
+			cmd.Env = append(os.Environ(), "TRACKING_KILL_STATE="+path, "TRACKING_KILL_POINT="+tc.point)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(out)
+			reached := false
+			for !reached && sc.Scan() {
+				reached = sc.Text() == "at "+tc.point
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			if !reached {
+				t.Fatalf("the child never reached %q", tc.point)
+			}
+			if files := stateFiles(t, path, "r"); len(files) != 2 {
+				t.Fatalf("state files %v when killed, want two (the committed state and the other)", files)
+			}
+			s, err = Open(path, Options{KeepCheckpoints: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			r, err := s.BeginRun(Run{ID: "r", Experiment: "exp"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			step, blobs, err := s.LatestCheckpoint("r")
+			if err != nil || r.LastStep != tc.lastStep || step != tc.lastStep || len(blobs) != 1 || !bytes.Equal(blobs[0].Data, stateBlob(step, 0, killState)) {
+				t.Errorf("resumed at last step %d from the checkpoint of step %d (%d blobs, %v); want step %d's state", r.LastStep, step, len(blobs), err, tc.lastStep)
+			}
+			if files := stateFiles(t, path, "r"); len(files) != 1 || !strings.HasPrefix(files[0], strconv.Itoa(tc.lastStep)+"-") {
+				t.Errorf("state files %v after the open, want step %d's only", files, tc.lastStep)
+			}
+			next := StepRecord{Step: r.LastStep + 1, Checkpoint: []Blob{{Name: "state", Data: []byte("next")}}}
+			if err := s.CommitStep("r", next); err != nil {
+				t.Errorf("continuing the resumed run: %v", err)
+			}
+		})
+	}
+}
+
+// TestKilledAtStateFileChild commits step 0 with a resume state, then
+// step 1, stopping for good at the point TRACKING_KILL_POINT names (see
+// Store.stateHook) of step 1's commit after printing "at POINT".
+func TestKilledAtStateFileChild(t *testing.T) {
+	path := os.Getenv("TRACKING_KILL_STATE")
+	if path == "" {
+		t.Skip("run by TestKilledAtStateFile")
+	}
+	s, err := Open(path, Options{KeepCheckpoints: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginRun(Run{ID: "r", Experiment: "exp"}); err != nil {
+		t.Fatal(err)
+	}
+	for step := range 2 {
+		if step == 1 {
+			s.stateHook = func(point string) {
+				if point == os.Getenv("TRACKING_KILL_POINT") {
+					fmt.Println("at " + point)
+					select {} // until killed
+				}
+			}
+		}
+		ckpt := []Blob{{Name: "state", Data: stateBlob(step, 0, killState)}}
+		if err := s.CommitStep("r", StepRecord{Step: step, Checkpoint: ckpt}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package tracking
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,9 @@ type MergeStats struct {
 // MergeFrom folds src into s. An experiment missing from s is copied; one
 // s has gains src's variants, whose configs must match s's (else the merge
 // fails with a *ConfigConflictError before copying that experiment's runs); a
-// run is copied (with all its steps, groups and checkpoints) when s lacks
+// run is copied (with all its steps, groups and checkpoints, and the
+// resume state files those name: when the source no longer has one, e.g.
+// replaced by its writer meanwhile, the merge fails saying so) when s lacks
 // it or src has it further along: more steps, or as many and a later
 // state (finished > failed > stopped > running; a run still running
 // in src is copied as stopped), with its final policy (FinalDir) when src
@@ -98,9 +101,17 @@ func ahead(a, b Run) bool {
 	return a.End.After(b.End)
 }
 
+// mergeRun copies run r from src when it is ahead of s's (see MergeFrom),
+// with the resume state files its checkpoints name, which are written
+// before the transaction that names them commits; the state files of the
+// run it replaces are deleted after.
 func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 	copied := false
+	var replaced []string
+	kept := map[string]bool{}
 	err := s.update(func(dtx *bolt.Tx) error {
+		copied, replaced = false, nil
+		clear(kept)
 		runs := dtx.Bucket([]byte(bucketRuns))
 		if prev, err := getRun(runs, r.ID); err == nil {
 			if prev.Experiment != r.Experiment {
@@ -114,7 +125,8 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 		}
 		copied = true
 		data := dtx.Bucket([]byte(bucketData))
-		if data.Bucket([]byte(r.ID)) != nil {
+		if old := data.Bucket([]byte(r.ID)); old != nil {
+			replaced = stateFilesOf(old.Bucket([]byte(bucketCheckpoints)))
 			if err := data.DeleteBucket([]byte(r.ID)); err != nil {
 				return err
 			}
@@ -137,7 +149,17 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 				}
 				db := dst.Bucket([]byte(name))
 				db.FillPercent = appendFill
-				if err := sb.ForEach(func(k, v []byte) error { return db.Put(k, v) }); err != nil {
+				err = sb.ForEach(func(k, v []byte) error {
+					if name == bucketCheckpoints && isRefKey(k) {
+						file, err := s.copyRef(src, r.ID, k, v)
+						if err != nil {
+							return err
+						}
+						kept[file] = true
+					}
+					return db.Put(k, v)
+				})
+				if err != nil {
 					return err
 				}
 			}
@@ -149,7 +171,27 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 		})
 		return err
 	})
+	if err == nil {
+		var gone []string
+		for _, f := range replaced {
+			if !kept[f] {
+				gone = append(gone, f)
+			}
+		}
+		removeStateFiles(s.path, r.ID, gone)
+	}
 	return copied, err
+}
+
+// copyRef copies the state file a source checkpoint reference (key k,
+// value v) names into s (see copyStateFile) and returns its name.
+func (s *Store) copyRef(src *Store, runID string, k, v []byte) (string, error) {
+	step := int(binary.BigEndian.Uint64(k))
+	ref, err := decodeRef(runID, step, v)
+	if err != nil {
+		return "", err
+	}
+	return ref.File, s.copyStateFile(src.path, runID, step, ref)
 }
 
 // Merge folds the stores at paths into the store at into (created if

@@ -384,25 +384,33 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 	})
 }
 
-// Checkpoint returns the blobs saved at one step of a run.
+// Checkpoint returns the blobs saved at one step of a run: read from the
+// step's resume state file (verified against its size and SHA-256), or,
+// in a store written by an older build, from the store itself.
 func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
 	var out []Blob
+	var ref *stateRef
 	err := s.view(func(tx *bolt.Tx) error {
 		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
-		out = readCheckpoint(b, stepKey(step))
-		if out == nil {
+		out, ref, err = readCheckpoint(b, runID, stepKey(step))
+		if err == nil && out == nil && ref == nil {
 			return fmt.Errorf("run %s: checkpoint at step %d: %w", runID, step, ErrNotFound)
 		}
-		return nil
+		return err
 	})
+	if err == nil && ref != nil {
+		out, err = readStateFile(s.path, runID, step, *ref)
+	}
 	return out, err
 }
 
-// LatestCheckpoint returns the newest checkpoint of a run and its step.
+// LatestCheckpoint returns the newest checkpoint of a run and its step
+// (read as Checkpoint reads one).
 func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err error) {
+	var ref *stateRef
 	err = s.view(func(tx *bolt.Tx) error {
 		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
@@ -414,19 +422,31 @@ func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err erro
 		}
 		prefix := bytes.Clone(k[:8])
 		step = int(binary.BigEndian.Uint64(prefix))
-		blobs = readCheckpoint(b, prefix)
-		return nil
+		blobs, ref, err = readCheckpoint(b, runID, prefix)
+		return err
 	})
+	if err == nil && ref != nil {
+		blobs, err = readStateFile(s.path, runID, step, *ref)
+	}
 	return step, blobs, err
 }
 
-// readCheckpoint reads the blobs of the checkpoint at a step (prefix),
-// joining the pieces of blobs stored in pieces (see pieceKey), which
-// follow each other in key order.
-func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
+// readCheckpoint reads the checkpoint at a step (prefix): the reference
+// of its state file, or the blobs an older build stored in the bucket,
+// joining the pieces of blobs stored in pieces (key: step, name, a zero
+// byte and the big-endian piece index), which follow each other in key
+// order. Both are nil when the step has none.
+func readCheckpoint(b *bolt.Bucket, runID string, prefix []byte) ([]Blob, *stateRef, error) {
 	var out []Blob
 	c := b.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if isRefKey(k) {
+			ref, err := decodeRef(runID, int(binary.BigEndian.Uint64(prefix)), v)
+			if err != nil {
+				return nil, nil, err
+			}
+			return nil, &ref, nil
+		}
 		name := k[len(prefix):]
 		piece := false
 		if i := bytes.IndexByte(name, 0); i >= 0 {
@@ -439,7 +459,7 @@ func readCheckpoint(b *bolt.Bucket, prefix []byte) []Blob {
 		}
 		out = append(out, Blob{Name: string(name), Data: bytes.Clone(v)})
 	}
-	return out
+	return out, nil, nil
 }
 
 // LastMetrics returns the metric record of a run's last committed step.

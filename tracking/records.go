@@ -114,7 +114,9 @@ type StepRecord struct {
 	Metrics map[string]float64
 	// Groups are the rollout groups of the step, filtered ones included.
 	Groups []record.Group
-	// Checkpoint, when not empty, is saved as the run's checkpoint at Step.
+	// Checkpoint, when not empty, is saved as the run's checkpoint at Step:
+	// a resume state file beside the store (see StateDir) that the step's
+	// commit names.
 	Checkpoint []Blob
 }
 

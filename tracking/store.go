@@ -99,10 +99,10 @@ type Options struct {
 	Timeout time.Duration
 	// KeepCheckpoints, when positive, keeps only the newest that many
 	// checkpoints of a run: older ones are deleted by the commit that adds
-	// a new one.
+	// a new one (their state files right after it).
 	KeepCheckpoints int
-	// NoSync skips fsync at commit (faster, not crash-safe: for tests and
-	// throw-away stores only).
+	// NoSync skips fsync at commit and of resume state files (faster, not
+	// crash-safe: for tests and throw-away stores only).
 	NoSync bool
 }
 
@@ -175,6 +175,11 @@ type Store struct {
 	// copyHook, when set (by tests), runs inside the read transaction of
 	// each snapshot the writer copies.
 	copyHook func()
+	// stateHook, when set (by tests), runs in CommitSteps of a step with
+	// a checkpoint at two points: "written" once its state files are
+	// written, before the transaction that names them; "committed" after
+	// the transaction, before the state files it pruned are deleted.
+	stateHook func(point string)
 }
 
 // Open opens the store at path, creating and initialising it unless
@@ -272,6 +277,7 @@ func openWriter(path string, opts Options) (*Store, error) {
 		s.lockInfo = &info
 	}
 	cleanFinalOrphans(path)
+	s.cleanStateOrphans()
 	s.stopServe, s.served = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.served)
@@ -450,6 +456,9 @@ func (s *Store) Close() error {
 		s.stopServe = nil
 	}
 	if s.db != nil {
+		if !s.opts.ReadOnly {
+			removeEmptyStateRoot(s.path) // holding the lock still
+		}
 		err = s.db.Close()
 	}
 	if s.lockInfo != nil {

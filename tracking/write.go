@@ -114,14 +114,15 @@ func createRunData(tx *bolt.Tx, id string) error {
 
 // EndRun marks a run finished, failed (with a message) or stopped (it
 // resumes after its last committed step) and sets its end time. A finished
-// run's resume state (its checkpoints) is deleted in the same transaction:
-// a finished run is never resumed, so the store keeps resume state only for
-// runs that may continue.
+// run's resume state (its checkpoints) is deleted: the references in the
+// same transaction, then its state files (StateDir). A finished run is
+// never resumed, so the store keeps resume state only for runs that may
+// continue.
 func (s *Store) EndRun(id string, status RunStatus, message string) error {
 	if status != StatusFinished && status != StatusFailed && status != StatusStopped {
 		return fmt.Errorf("end run %s: status %q: want %q, %q or %q", id, status, StatusFinished, StatusFailed, StatusStopped)
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, id)
 		if err != nil {
@@ -138,10 +139,17 @@ func (s *Store) EndRun(id string, status RunStatus, message string) error {
 		}
 		return putJSON(runs, id, r)
 	})
+	if err == nil && status == StatusFinished {
+		// Left behind on failure, the directory is an orphan that the
+		// next writer's open deletes.
+		os.RemoveAll(StateDir(s.path, id))
+	}
+	return err
 }
 
-// clearCheckpoints deletes every checkpoint of a run; the space goes back
-// to bbolt's free list for later steps to reuse.
+// clearCheckpoints deletes every checkpoint of a run (state file
+// references and blobs of older builds); the space goes back to bbolt's
+// free list for later steps to reuse.
 func clearCheckpoints(tx *bolt.Tx, id string) error {
 	d := tx.Bucket([]byte(bucketData)).Bucket([]byte(id))
 	if d == nil || d.Bucket([]byte(bucketCheckpoints)) == nil {
@@ -199,8 +207,16 @@ func (s *Store) CommitStep(runID string, rec StepRecord) error {
 
 // CommitSteps writes several steps of a running run, in increasing order,
 // in one transaction (as CommitStep writes one): importing or generating
-// many steps at once costs one commit.
+// many steps at once costs one commit. A step's checkpoint is written
+// first, as a resume state file beside the store (see StateDir), which
+// the transaction names.
 func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if s.opts.ReadOnly {
+		return fmt.Errorf("commit step %d of run %s: store %s is open read-only", recs[0].Step, runID, s.path)
+	}
 	enc := make([]encodedStep, len(recs))
 	for i := range recs {
 		var err error
@@ -208,38 +224,78 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 			return err
 		}
 	}
-	if len(recs) == 0 {
-		return nil
+	var written []string // state files of this commit
+	for i := range recs {
+		if len(recs[i].Checkpoint) == 0 {
+			continue
+		}
+		ref, path, err := s.writeStateFile(runID, recs[i].Step, recs[i].Checkpoint)
+		if err != nil {
+			removeFiles(written)
+			return fmt.Errorf("commit step %d of run %s: %w", recs[i].Step, runID, err)
+		}
+		enc[i].state, written = &ref, append(written, path)
 	}
+	if s.stateHook != nil && len(written) > 0 {
+		s.stateHook("written")
+	}
+	var pruned []string
+	var refused error // the transaction's own error: it wrote nothing
 	err := s.update(func(tx *bolt.Tx) error {
-		runs := tx.Bucket([]byte(bucketRuns))
-		r, err := getRun(runs, runID)
+		pruned = nil
+		refused = s.putSteps(tx, runID, recs, enc, &pruned)
+		return refused
+	})
+	if err != nil {
+		if refused != nil {
+			// Else bbolt's commit failed: whether it reached the disk is
+			// unknown, and the next writer's open deletes the files if not.
+			removeFiles(written)
+		}
+		return fmt.Errorf("commit step %d of run %s: %w", recs[0].Step, runID, err)
+	}
+	if s.stateHook != nil && len(written) > 0 {
+		s.stateHook("committed")
+	}
+	removeStateFiles(s.path, runID, pruned)
+	return nil
+}
+
+// putSteps writes encoded steps of a running run in a transaction and
+// adds to pruned the state files of the checkpoints it pruned.
+func (s *Store) putSteps(tx *bolt.Tx, runID string, recs []StepRecord, enc []encodedStep, pruned *[]string) error {
+	runs := tx.Bucket([]byte(bucketRuns))
+	r, err := getRun(runs, runID)
+	if err != nil {
+		return err
+	}
+	if r.Status != StatusRunning {
+		return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
+	}
+	data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
+	if data == nil {
+		return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Step <= r.LastStep {
+			return fmt.Errorf("step %d is already committed (the run's last step is %d)", rec.Step, r.LastStep)
+		}
+		files, err := s.putStep(data, runID, rec, enc[i])
 		if err != nil {
 			return err
 		}
-		if r.Status != StatusRunning {
-			return fmt.Errorf("run %s is %s: BeginRun it before committing steps", runID, r.Status)
-		}
-		data := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID))
-		if data == nil {
-			return fmt.Errorf("run %s: data bucket missing: damaged store", runID)
-		}
-		for i := range recs {
-			rec := &recs[i]
-			if rec.Step <= r.LastStep {
-				return fmt.Errorf("step %d is already committed (the run's last step is %d)", rec.Step, r.LastStep)
-			}
-			if err := s.putStep(data, runID, rec, enc[i]); err != nil {
-				return err
-			}
-			r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
-		}
-		return putJSON(runs, runID, r)
-	})
-	if err != nil {
-		return fmt.Errorf("commit step %d of run %s: %w", recs[0].Step, runID, err)
+		*pruned = append(*pruned, files...)
+		r.LastStep, r.Tokens, r.Elapsed = rec.Step, rec.Tokens, rec.Elapsed
 	}
-	return nil
+	return putJSON(runs, runID, r)
+}
+
+// removeFiles deletes files (state files no commit names).
+func removeFiles(paths []string) {
+	for _, p := range paths {
+		os.Remove(p)
+	}
 }
 
 // encodedStep is a step's records encoded outside the transaction (bbolt
@@ -247,6 +303,8 @@ func (s *Store) CommitSteps(runID string, recs []StepRecord) error {
 type encodedStep struct {
 	metrics []byte
 	chunks  []groupChunk
+	// state references the step's resume state file, nil without one.
+	state *stateRef
 }
 
 // encodeStep validates and encodes a step record.
@@ -267,63 +325,42 @@ func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 	return encodedStep{metrics: encodeMetrics(rec), chunks: s.codec.encodeChunks(rec.Groups)}, nil
 }
 
-// putStep writes one encoded step into a run's data buckets.
-func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc encodedStep) error {
+// putStep writes one encoded step into a run's data buckets. It returns
+// the state files of the checkpoints it pruned, to delete after the commit.
+func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc encodedStep) ([]string, error) {
 	mb := data.Bucket([]byte(bucketMetrics))
 	mb.FillPercent = appendFill
 	if err := mb.Put(stepKey(rec.Step), enc.metrics); err != nil {
-		return fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
+		return nil, fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
 	}
 	gb := data.Bucket([]byte(bucketGroups))
 	gb.FillPercent = appendFill
 	for _, c := range enc.chunks {
 		if err := gb.Put(groupKey(rec.Step, c.first), c.data); err != nil {
-			return fmt.Errorf("run %s step %d: groups from %d: %w", runID, rec.Step, c.first, err)
+			return nil, fmt.Errorf("run %s step %d: groups from %d: %w", runID, rec.Step, c.first, err)
 		}
 	}
-	if len(rec.Checkpoint) > 0 {
-		if err := s.putCheckpoint(data.Bucket([]byte(bucketCheckpoints)), rec.Step, rec.Checkpoint); err != nil {
-			return fmt.Errorf("run %s step %d: checkpoint: %w", runID, rec.Step, err)
-		}
+	if enc.state == nil {
+		return nil, nil
 	}
-	return nil
-}
-
-// checkpointPiece is the size of the pieces a large checkpoint blob is
-// stored in. A run's resume state is rewritten at every step and its size
-// drifts (the stale-rollout buffer): stored whole, a new state rarely fits
-// the run of free pages an old one left and the file grows; pieces of one
-// size reuse them.
-const checkpointPiece = 1 << 20
-
-// pieceKey is the key of piece i of a blob stored in pieces: the step, the
-// name, a zero byte (names have none) and the big-endian piece index.
-func pieceKey(step int, name string, i int) []byte {
-	k := append(stepKey(step), name...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, uint32(i))
-}
-
-// putCheckpoint stores the blobs under step+name (large ones in pieces,
-// see checkpointPiece) and prunes old steps.
-func (s *Store) putCheckpoint(cb *bolt.Bucket, step int, blobs []Blob) error {
+	cb := data.Bucket([]byte(bucketCheckpoints))
 	cb.FillPercent = appendFill
-	for _, b := range blobs {
-		if len(b.Data) <= checkpointPiece {
-			if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
-				return err
-			}
-			continue
-		}
-		for i := 0; i*checkpointPiece < len(b.Data); i++ {
-			piece := b.Data[i*checkpointPiece : min((i+1)*checkpointPiece, len(b.Data))]
-			if err := cb.Put(pieceKey(step, b.Name, i), piece); err != nil {
-				return err
-			}
-		}
+	if err := putStateRef(cb, rec.Step, *enc.state); err != nil {
+		return nil, fmt.Errorf("run %s step %d: checkpoint: %w", runID, rec.Step, err)
 	}
+	pruned, err := s.pruneCheckpoints(cb)
+	if err != nil {
+		return nil, fmt.Errorf("run %s step %d: pruning checkpoints: %w", runID, rec.Step, err)
+	}
+	return pruned, nil
+}
+
+// pruneCheckpoints keeps the newest KeepCheckpoints steps of a run's
+// checkpoints (state file references and blobs of older builds alike) and
+// returns the state files of the references it deleted.
+func (s *Store) pruneCheckpoints(cb *bolt.Bucket) ([]string, error) {
 	if s.opts.KeepCheckpoints <= 0 {
-		return nil
+		return nil, nil
 	}
 	var steps [][]byte
 	c := cb.Cursor()
@@ -332,14 +369,29 @@ func (s *Store) putCheckpoint(cb *bolt.Bucket, step int, blobs []Blob) error {
 			steps = append(steps, bytes.Clone(k[:8]))
 		}
 	}
-	for _, old := range steps[min(s.opts.KeepCheckpoints, len(steps)):] {
-		for k, _ := c.Seek(old); k != nil && bytes.HasPrefix(k, old); k, _ = c.Seek(old) {
+	return deleteCheckpointKeys(cb, steps[min(s.opts.KeepCheckpoints, len(steps)):])
+}
+
+// deleteCheckpointKeys deletes every key of a checkpoint bucket with one
+// of the step prefixes, returning the state files the deleted references
+// named.
+func deleteCheckpointKeys(cb *bolt.Bucket, prefixes [][]byte) ([]string, error) {
+	var files []string
+	c := cb.Cursor()
+	for _, p := range prefixes {
+		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Seek(p) {
+			if isRefKey(k) {
+				var ref stateRef
+				if json.Unmarshal(v, &ref) == nil && ref.File != "" {
+					files = append(files, ref.File)
+				}
+			}
 			if err := c.Delete(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return files, nil
 }
 
 func putJSON(b *bolt.Bucket, key string, v any) error {
@@ -366,7 +418,7 @@ func getRun(runs *bolt.Bucket, id string) (Run, error) {
 }
 
 // RewindRun deletes every step after toStep of a run that is not finished
-// (metrics, groups and checkpoints) and sets its LastStep to toStep (−1
+// (metrics, groups and checkpoints, with their state files) and sets its LastStep to toStep (−1
 // deletes all steps), so a resumed run can restart from a checkpoint older
 // than its last committed step and commit the later steps again. The run's
 // Tokens and Elapsed are taken from the metric record at toStep.
@@ -374,7 +426,9 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 	if toStep < -1 {
 		return fmt.Errorf("rewind run %s to step %d: want a step ≥ −1", runID, toStep)
 	}
+	var pruned []string
 	err := s.update(func(tx *bolt.Tx) error {
+		pruned = nil
 		runs := tx.Bucket([]byte(bucketRuns))
 		r, err := getRun(runs, runID)
 		if err != nil {
@@ -396,7 +450,13 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 		}
 		for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
 			c := data.Bucket([]byte(name)).Cursor()
-			for k, _ := c.Seek(from); k != nil; k, _ = c.Seek(from) {
+			for k, v := c.Seek(from); k != nil; k, v = c.Seek(from) {
+				if name == bucketCheckpoints && isRefKey(k) {
+					var ref stateRef
+					if json.Unmarshal(v, &ref) == nil && ref.File != "" {
+						pruned = append(pruned, ref.File)
+					}
+				}
 				if err := c.Delete(); err != nil {
 					return err
 				}
@@ -420,5 +480,6 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 	if err != nil {
 		return fmt.Errorf("rewind run %s to step %d: %w", runID, toStep, err)
 	}
+	removeStateFiles(s.path, runID, pruned)
 	return nil
 }

@@ -260,10 +260,14 @@ func TestInterruptAndResume(t *testing.T) {
 		name    string
 		tty     bool
 		signals int
+		// merged resumes from a copy that rollout merge made of the
+		// interrupted store (whose resume state files are then deleted).
+		merged bool
 	}{
-		{"terminal", true, 1},
-		{"piped", false, 1},
-		{"twice", false, 2},
+		{"terminal", true, 1, false},
+		{"piped", false, 1, false},
+		{"twice", false, 2, false},
+		{"merged", false, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			store := filepath.Join(t.TempDir(), "s.db")
@@ -293,6 +297,20 @@ func TestInterruptAndResume(t *testing.T) {
 					t.Errorf("after a second interrupt: rollout ls\n%s\nstderr\n%s", ls, e)
 				}
 			}
+			if tc.merged {
+				copied := filepath.Join(t.TempDir(), "copy.db")
+				if code, out, e := rollout(t, "merge", store, "--into", copied); code != 0 {
+					t.Fatalf("merge: exit %d\n%s\n%s", code, out, e)
+				}
+				if err := os.RemoveAll(store + ".ckpt"); err != nil {
+					t.Fatal(err)
+				}
+				if dirs, err := os.ReadDir(copied + ".ckpt"); err != nil || len(dirs) == 0 {
+					t.Fatalf("merge copied no resume state of the stopped runs: %v", err)
+				}
+				store = copied
+				args[3] = copied
+			}
 			// The store is whole: the rerun the hint names resumes.
 			code, out, e = rollout(t, args...)
 			if code != 0 || !strings.Contains(out, "resumed from step") || strings.Contains(out, "stopped at") || !strings.Contains(out, "4 finished") {
@@ -306,6 +324,10 @@ func TestInterruptAndResume(t *testing.T) {
 				if fmt.Sprint(got[id]) != fmt.Sprint(ms) {
 					t.Errorf("run %s: resumed metrics differ from an uninterrupted run's:\n%v\n%v", id, got[id], ms)
 				}
+			}
+			// Every run finished: no resume state is left beside the store.
+			if _, err := os.Stat(store + ".ckpt"); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s.ckpt remains after every run finished (%v)", store, err)
 			}
 		})
 	}
