@@ -1,0 +1,133 @@
+package kernel
+
+// The generic NN and TN products run in blocks, so that the register tiles
+// of the NT product serve them too: for each block of blockK steps of k, a
+// block of up to blockRows rows of a and one of up to blockCols columns of b
+// are copied into two panels on the stack, each row or column contiguous
+// over the block's steps, and every output of the block continues its
+// sequential sum from the value the previous block left in c. Each output
+// is therefore still summed in increasing k from +0 (or from the old value
+// with acc), one rounded product and one rounded sum per step: the bits of
+// the unblocked loops nnDirect and tnDirect. Copying costs about
+// 1/blockRows of the multiply-adds; products of fewer than
+// minBlockedRows rows keep the unblocked loops, where it would not pay.
+
+const (
+	blockRows = 48 // a multiple of the tile height 2
+	blockCols = 48 // a multiple of the tile widths 3 and 6
+	blockK    = 128
+	// minBlockedRows is the fewest output rows a blocked product needs.
+	minBlockedRows = 4
+)
+
+func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+	if m < minBlockedRows {
+		nnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
+		return
+	}
+	blockedGeneric(c, ldc, a, lda, false, b, ldb, m, n, k, acc)
+}
+
+func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+	if m < minBlockedRows {
+		tnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
+		return
+	}
+	blockedGeneric(c, ldc, a, lda, true, b, ldb, m, n, k, acc)
+}
+
+// blockedGeneric computes c[m×n] (+)= A·B over k, where B(p, j) is
+// b[p·ldb+j] and A(i, p) is a[i·lda+p], or a[p·lda+i] when aT is set (the
+// TN product).
+func blockedGeneric(c []float32, ldc int, a []float32, lda int, aT bool, b []float32, ldb int, m, n, k int, acc bool) {
+	if k == 0 {
+		if !acc {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return
+	}
+	var pa, pb [blockRows * blockK]float32
+	for p0 := 0; p0 < k; p0 += blockK {
+		kc := min(blockK, k-p0)
+		from := acc || p0 > 0
+		for i0 := 0; i0 < m; i0 += blockRows {
+			mc := min(blockRows, m-i0)
+			if aT {
+				packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
+			} else {
+				packRows(pa[:mc*kc], kc, a, lda, i0, p0)
+			}
+			for j0 := 0; j0 < n; j0 += blockCols {
+				nc := min(blockCols, n-j0)
+				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
+				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], pb[:nc*kc], mc, nc, kc, from)
+			}
+		}
+	}
+}
+
+// packRows copies rows r0, r0+1, … of src (row stride ld), columns p0 to
+// p0+kc−1, into dst, one row after another.
+func packRows(dst []float32, kc int, src []float32, ld, r0, p0 int) {
+	for r := range len(dst) / kc {
+		off := (r0+r)*ld + p0
+		copy(dst[r*kc:(r+1)*kc], src[off:off+kc])
+	}
+}
+
+// packColumns copies columns j0, j0+1, … of src (row stride ld), rows p0 to
+// p0+kc−1, into dst as rows: dst[c·kc+p] = src[(p0+p)·ld+j0+c].
+func packColumns(dst []float32, kc int, src []float32, ld, j0, p0 int) {
+	nc := len(dst) / kc
+	for p := range kc {
+		row := src[(p0+p)*ld+j0 : (p0+p)*ld+j0+nc]
+		for c, v := range row {
+			dst[c*kc+p] = v
+		}
+	}
+}
+
+// blockTiles continues (from set) or starts the sums of the mc×nc outputs
+// at c (row stride ldc) over the panels pa (mc rows of kc) and pb (nc rows
+// of kc), in the tiles of the NT product.
+func blockTiles(c []float32, ldc int, pa, pb []float32, mc, nc, kc int, from bool) {
+	i := 0
+	for ; i+2 <= mc; i += 2 {
+		a0, a1 := pa[i*kc:(i+1)*kc], pa[(i+1)*kc:(i+2)*kc]
+		c0, c1 := c[i*ldc:i*ldc+nc], c[(i+1)*ldc:(i+1)*ldc+nc]
+		j := 0
+		for ; j+3 <= nc; j += 3 {
+			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, pb[j*kc:], kc, from, false)
+		}
+		for ; j < nc; j++ {
+			bj := pb[j*kc : (j+1)*kc]
+			c0[j] = dotFrom(c0[j], a0, bj, from)
+			c1[j] = dotFrom(c1[j], a1, bj, from)
+		}
+	}
+	if i < mc {
+		a0, c0 := pa[i*kc:(i+1)*kc], c[i*ldc:i*ldc+nc]
+		j := 0
+		for ; j+6 <= nc; j += 6 {
+			nt1x6Generic(c0[j:j+6], a0, pb[j*kc:], kc, from, false)
+		}
+		for ; j < nc; j++ {
+			c0[j] = dotFrom(c0[j], a0, pb[j*kc:(j+1)*kc], from)
+		}
+	}
+}
+
+// dotFrom is dotGeneric's sum started from old when from is set.
+func dotFrom(old float32, x, y []float32, from bool) float32 {
+	y = y[:len(x)]
+	var s float32
+	if from {
+		s = old
+	}
+	for p, v := range x {
+		s += float32(v * y[p])
+	}
+	return s
+}
