@@ -88,9 +88,55 @@ func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, from, acc bool) {
 		s00, s01, s02 = c0[0], c0[1], c0[2]
 		s10, s11, s12 = c1[0], c1[1], c1[2]
 	}
-	for p, x := range a0 {
-		y := a1[p]
-		v := b0[p]
+	// Four steps a round: the loop overhead is a tenth of the work (the
+	// condition p < k−3 also lets the compiler drop the bounds checks).
+	var x, y, v float32
+	p := 0
+	for ; p < k-3; p += 4 {
+		x, y = a0[p], a1[p]
+		v = b0[p]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+1], a1[p+1]
+		v = b0[p+1]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+1]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+1]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+2], a1[p+2]
+		v = b0[p+2]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+2]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+2]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+3], a1[p+3]
+		v = b0[p+3]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+3]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+3]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+	}
+	for ; p < k; p++ {
+		x, y = a0[p], a1[p]
+		v = b0[p]
 		s00 += float32(x * v)
 		s10 += float32(y * v)
 		v = b1[p]
@@ -120,7 +166,40 @@ func nt1x6Generic(c0, a0, b []float32, ldb int, from, acc bool) {
 	if from {
 		s0, s1, s2, s3, s4, s5 = c0[0], c0[1], c0[2], c0[3], c0[4], c0[5]
 	}
-	for p, x := range a0 {
+	var x float32
+	p := 0
+	for ; p < k-3; p += 4 { // four steps a round, as in nt2x3Generic
+		x = a0[p]
+		s0 += float32(x * b0[p])
+		s1 += float32(x * b1[p])
+		s2 += float32(x * b2[p])
+		s3 += float32(x * b3[p])
+		s4 += float32(x * b4[p])
+		s5 += float32(x * b5[p])
+		x = a0[p+1]
+		s0 += float32(x * b0[p+1])
+		s1 += float32(x * b1[p+1])
+		s2 += float32(x * b2[p+1])
+		s3 += float32(x * b3[p+1])
+		s4 += float32(x * b4[p+1])
+		s5 += float32(x * b5[p+1])
+		x = a0[p+2]
+		s0 += float32(x * b0[p+2])
+		s1 += float32(x * b1[p+2])
+		s2 += float32(x * b2[p+2])
+		s3 += float32(x * b3[p+2])
+		s4 += float32(x * b4[p+2])
+		s5 += float32(x * b5[p+2])
+		x = a0[p+3]
+		s0 += float32(x * b0[p+3])
+		s1 += float32(x * b1[p+3])
+		s2 += float32(x * b2[p+3])
+		s3 += float32(x * b3[p+3])
+		s4 += float32(x * b4[p+3])
+		s5 += float32(x * b5[p+3])
+	}
+	for ; p < k; p++ {
+		x = a0[p]
 		s0 += float32(x * b0[p])
 		s1 += float32(x * b1[p])
 		s2 += float32(x * b2[p])
