@@ -1,16 +1,17 @@
 package kernel
 
 // The generic NN and TN products run in blocks, so that the register tiles
-// of the NT product serve them too: for each block of blockK steps of k, a
-// block of up to blockRows rows of a and one of up to blockCols columns of b
-// are copied into two panels on the stack, each row or column contiguous
-// over the block's steps, and every output of the block continues its
+// of the NT product serve them too: for each block of blockK steps of k,
+// the columns of b are copied blockCols at a time into a panel on the
+// stack, each column contiguous over the block's steps (for TN, whose a is
+// transposed too, so are the columns of a, blockRows at a time; NN reads
+// its rows of a in place), and every output of the block continues its
 // sequential sum from the value the previous block left in c. Each output
 // is therefore still summed in increasing k from +0 (or from the old value
 // with acc), one rounded product and one rounded sum per step: the bits of
-// the unblocked loops nnDirect and tnDirect. Copying costs about
-// 1/blockRows of the multiply-adds; products of fewer than
-// minBlockedRows rows keep the unblocked loops, where it would not pay.
+// the unblocked loops nnDirect and tnDirect. Copying costs a few per cent
+// of the time; products of fewer than minBlockedRows rows keep the
+// unblocked loops, where it would not pay.
 
 const (
 	blockRows = 48 // a multiple of the tile height 2
@@ -52,28 +53,25 @@ func blockedGeneric(c []float32, ldc int, a []float32, lda int, aT bool, b []flo
 	for p0 := 0; p0 < k; p0 += blockK {
 		kc := min(blockK, k-p0)
 		from := acc || p0 > 0
-		for i0 := 0; i0 < m; i0 += blockRows {
-			mc := min(blockRows, m-i0)
-			if aT {
-				packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
-			} else {
-				packRows(pa[:mc*kc], kc, a, lda, i0, p0)
-			}
+		if !aT {
+			// The rows of a are read in place; each panel of b is copied
+			// once and serves all m rows.
 			for j0 := 0; j0 < n; j0 += blockCols {
 				nc := min(blockCols, n-j0)
 				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
-				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], pb[:nc*kc], mc, nc, kc, from)
+				blockTiles(c[j0:], ldc, a[p0:], lda, pb[:nc*kc], m, nc, kc, from)
+			}
+			continue
+		}
+		for i0 := 0; i0 < m; i0 += blockRows {
+			mc := min(blockRows, m-i0)
+			packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
+			for j0 := 0; j0 < n; j0 += blockCols {
+				nc := min(blockCols, n-j0)
+				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
+				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, pb[:nc*kc], mc, nc, kc, from)
 			}
 		}
-	}
-}
-
-// packRows copies rows r0, r0+1, … of src (row stride ld), columns p0 to
-// p0+kc−1, into dst, one row after another.
-func packRows(dst []float32, kc int, src []float32, ld, r0, p0 int) {
-	for r := range len(dst) / kc {
-		off := (r0+r)*ld + p0
-		copy(dst[r*kc:(r+1)*kc], src[off:off+kc])
 	}
 }
 
@@ -90,12 +88,12 @@ func packColumns(dst []float32, kc int, src []float32, ld, j0, p0 int) {
 }
 
 // blockTiles continues (from set) or starts the sums of the mc×nc outputs
-// at c (row stride ldc) over the panels pa (mc rows of kc) and pb (nc rows
-// of kc), in the tiles of the NT product.
-func blockTiles(c []float32, ldc int, pa, pb []float32, mc, nc, kc int, from bool) {
+// at c (row stride ldc) over mc rows of kc from pa (row stride lda) and
+// the panel pb (nc rows of kc), in the tiles of the NT product.
+func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, nc, kc int, from bool) {
 	i := 0
 	for ; i+2 <= mc; i += 2 {
-		a0, a1 := pa[i*kc:(i+1)*kc], pa[(i+1)*kc:(i+2)*kc]
+		a0, a1 := pa[i*lda:i*lda+kc], pa[(i+1)*lda:(i+1)*lda+kc]
 		c0, c1 := c[i*ldc:i*ldc+nc], c[(i+1)*ldc:(i+1)*ldc+nc]
 		j := 0
 		for ; j+3 <= nc; j += 3 {
@@ -108,7 +106,7 @@ func blockTiles(c []float32, ldc int, pa, pb []float32, mc, nc, kc int, from boo
 		}
 	}
 	if i < mc {
-		a0, c0 := pa[i*kc:(i+1)*kc], c[i*ldc:i*ldc+nc]
+		a0, c0 := pa[i*lda:i*lda+kc], c[i*ldc:i*ldc+nc]
 		j := 0
 		for ; j+6 <= nc; j += 6 {
 			nt1x6Generic(c0[j:j+6], a0, pb[j*kc:], kc, from, false)
