@@ -22,54 +22,39 @@ const (
 )
 
 func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
-	if m < minBlockedRows {
+	if m < minBlockedRows || k == 0 {
 		nnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
-	blockedGeneric(c, ldc, a, lda, false, b, ldb, m, n, k, acc)
+	// The rows of a are read in place; each panel of b is copied once and
+	// serves all m rows.
+	var pb [blockCols * blockK]float32
+	for p0 := 0; p0 < k; p0 += blockK {
+		kc := min(blockK, k-p0)
+		for j0 := 0; j0 < n; j0 += blockCols {
+			nc := min(blockCols, n-j0)
+			packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
+			blockTiles(c[j0:], ldc, a[p0:], lda, pb[:nc*kc], m, nc, kc, acc || p0 > 0)
+		}
+	}
 }
 
 func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
-	if m < minBlockedRows {
+	if m < minBlockedRows || k == 0 {
 		tnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
-	blockedGeneric(c, ldc, a, lda, true, b, ldb, m, n, k, acc)
-}
-
-// blockedGeneric computes c[m×n] (+)= A·B over k, where B(p, j) is
-// b[p·ldb+j] and A(i, p) is a[i·lda+p], or a[p·lda+i] when aT is set (the
-// TN product).
-func blockedGeneric(c []float32, ldc int, a []float32, lda int, aT bool, b []float32, ldb int, m, n, k int, acc bool) {
-	if k == 0 {
-		if !acc {
-			for i := range m {
-				clear(c[i*ldc : i*ldc+n])
-			}
-		}
-		return
-	}
-	var pa, pb [blockRows * blockK]float32
+	var pa [blockRows * blockK]float32
+	var pb [blockCols * blockK]float32
 	for p0 := 0; p0 < k; p0 += blockK {
 		kc := min(blockK, k-p0)
-		from := acc || p0 > 0
-		if !aT {
-			// The rows of a are read in place; each panel of b is copied
-			// once and serves all m rows.
-			for j0 := 0; j0 < n; j0 += blockCols {
-				nc := min(blockCols, n-j0)
-				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
-				blockTiles(c[j0:], ldc, a[p0:], lda, pb[:nc*kc], m, nc, kc, from)
-			}
-			continue
-		}
 		for i0 := 0; i0 < m; i0 += blockRows {
 			mc := min(blockRows, m-i0)
 			packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
 			for j0 := 0; j0 < n; j0 += blockCols {
 				nc := min(blockCols, n-j0)
 				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
-				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, pb[:nc*kc], mc, nc, kc, from)
+				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, pb[:nc*kc], mc, nc, kc, acc || p0 > 0)
 			}
 		}
 	}
