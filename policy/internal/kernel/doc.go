@@ -49,8 +49,8 @@
 // rounding error. (Its MatMulNTInt8 keeps the 16-lane order, unfused.)
 // Its MatMulNN and MatMulTN round every product too (so they also give the
 // same bits on every architecture) and, from 4 output rows, run on the
-// register tiles of MatMulNT over operands copied in blocks, with the bits
-// of the plain sequential loop.
+// register tiles of MatMulNT over panels of b (and for MatMulTN of a)
+// copied in blocks of k, with the bits of the plain sequential loop.
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k (one
 // multiply-add per step, starting from the old value when acc is set).
