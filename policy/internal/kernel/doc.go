@@ -47,6 +47,10 @@
 // value with acc. It gives the same bits on every architecture, keeps batch
 // independence and Dot's equality, and agrees with the SIMD paths within
 // rounding error. (Its MatMulNTInt8 keeps the 16-lane order, unfused.)
+// Its MatMulNN and MatMulTN round every product too (so they also give the
+// same bits on every architecture) and, from 4 output rows, run on the
+// register tiles of MatMulNT over panels of b (and for MatMulTN of a)
+// copied in blocks of k, with the bits of the plain sequential loop.
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k (one
 // multiply-add per step, starting from the old value when acc is set).

@@ -53,7 +53,7 @@ func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		c0, c1 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n]
 		j := 0
 		for ; j+3 <= n; j += 3 {
-			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, b[j*ldb:], ldb, acc)
+			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, b[j*ldb:], ldb, false, acc)
 		}
 		for ; j < n; j++ {
 			bj := b[j*ldb : j*ldb+k]
@@ -65,7 +65,7 @@ func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		a0, c0 := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
 		j := 0
 		for ; j+6 <= n; j += 6 {
-			nt1x6Generic(c0[j:j+6], a0, b[j*ldb:], ldb, acc)
+			nt1x6Generic(c0[j:j+6], a0, b[j*ldb:], ldb, false, acc)
 		}
 		for ; j < n; j++ {
 			put(c0, j, dotGeneric(a0, b[j*ldb:j*ldb+k]), acc)
@@ -75,15 +75,68 @@ func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 
 // nt2x3Generic computes the outputs of rows a0, a1 (equal lengths k)
 // against the three b rows from b (stride ldb) into c0[0:3] and c1[0:3].
-func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, acc bool) {
+// The sums start from +0, or from the old outputs when from is set (the
+// blocked NN and TN products continue a sum over k blocks this way).
+func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, from, acc bool) {
 	k := len(a0)
 	a1 = a1[:k]
 	b0, b1, b2 := b[:k], b[ldb:ldb+k], b[2*ldb:2*ldb+k]
 	b1, b2 = b1[:k], b2[:k] // the lengths the prover needs
+	c0, c1 = c0[:3], c1[:3]
 	var s00, s01, s02, s10, s11, s12 float32
-	for p, x := range a0 {
-		y := a1[p]
-		v := b0[p]
+	if from {
+		s00, s01, s02 = c0[0], c0[1], c0[2]
+		s10, s11, s12 = c1[0], c1[1], c1[2]
+	}
+	// Four steps a round: the loop overhead is a tenth of the work (the
+	// condition p < k−3 also lets the compiler drop the bounds checks).
+	var x, y, v float32
+	p := 0
+	for ; p < k-3; p += 4 {
+		x, y = a0[p], a1[p]
+		v = b0[p]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+1], a1[p+1]
+		v = b0[p+1]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+1]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+1]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+2], a1[p+2]
+		v = b0[p+2]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+2]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+2]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+		x, y = a0[p+3], a1[p+3]
+		v = b0[p+3]
+		s00 += float32(x * v)
+		s10 += float32(y * v)
+		v = b1[p+3]
+		s01 += float32(x * v)
+		s11 += float32(y * v)
+		v = b2[p+3]
+		s02 += float32(x * v)
+		s12 += float32(y * v)
+	}
+	for ; p < k; p++ {
+		x, y = a0[p], a1[p]
+		v = b0[p]
 		s00 += float32(x * v)
 		s10 += float32(y * v)
 		v = b1[p]
@@ -93,7 +146,6 @@ func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, acc bool) {
 		s02 += float32(x * v)
 		s12 += float32(y * v)
 	}
-	c0, c1 = c0[:3], c1[:3]
 	put(c0, 0, s00, acc)
 	put(c0, 1, s01, acc)
 	put(c0, 2, s02, acc)
@@ -103,13 +155,51 @@ func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, acc bool) {
 }
 
 // nt1x6Generic computes the outputs of row a0 against the six b rows from
-// b (stride ldb) into c0[0:6].
-func nt1x6Generic(c0, a0, b []float32, ldb int, acc bool) {
+// b (stride ldb) into c0[0:6], starting from the old outputs when from is
+// set (see nt2x3Generic).
+func nt1x6Generic(c0, a0, b []float32, ldb int, from, acc bool) {
 	k := len(a0)
 	b0, b1, b2, b3, b4, b5 := b[:k], b[ldb:ldb+k], b[2*ldb:2*ldb+k], b[3*ldb:3*ldb+k], b[4*ldb:4*ldb+k], b[5*ldb:5*ldb+k]
 	b1, b2, b3, b4, b5 = b1[:k], b2[:k], b3[:k], b4[:k], b5[:k] // for the prover
+	c0 = c0[:6]
 	var s0, s1, s2, s3, s4, s5 float32
-	for p, x := range a0 {
+	if from {
+		s0, s1, s2, s3, s4, s5 = c0[0], c0[1], c0[2], c0[3], c0[4], c0[5]
+	}
+	var x float32
+	p := 0
+	for ; p < k-3; p += 4 { // four steps a round, as in nt2x3Generic
+		x = a0[p]
+		s0 += float32(x * b0[p])
+		s1 += float32(x * b1[p])
+		s2 += float32(x * b2[p])
+		s3 += float32(x * b3[p])
+		s4 += float32(x * b4[p])
+		s5 += float32(x * b5[p])
+		x = a0[p+1]
+		s0 += float32(x * b0[p+1])
+		s1 += float32(x * b1[p+1])
+		s2 += float32(x * b2[p+1])
+		s3 += float32(x * b3[p+1])
+		s4 += float32(x * b4[p+1])
+		s5 += float32(x * b5[p+1])
+		x = a0[p+2]
+		s0 += float32(x * b0[p+2])
+		s1 += float32(x * b1[p+2])
+		s2 += float32(x * b2[p+2])
+		s3 += float32(x * b3[p+2])
+		s4 += float32(x * b4[p+2])
+		s5 += float32(x * b5[p+2])
+		x = a0[p+3]
+		s0 += float32(x * b0[p+3])
+		s1 += float32(x * b1[p+3])
+		s2 += float32(x * b2[p+3])
+		s3 += float32(x * b3[p+3])
+		s4 += float32(x * b4[p+3])
+		s5 += float32(x * b5[p+3])
+	}
+	for ; p < k; p++ {
+		x = a0[p]
 		s0 += float32(x * b0[p])
 		s1 += float32(x * b1[p])
 		s2 += float32(x * b2[p])
@@ -117,7 +207,6 @@ func nt1x6Generic(c0, a0, b []float32, ldb int, acc bool) {
 		s4 += float32(x * b4[p])
 		s5 += float32(x * b5[p])
 	}
-	c0 = c0[:6]
 	put(c0, 0, s0, acc)
 	put(c0, 1, s1, acc)
 	put(c0, 2, s2, acc)
@@ -126,7 +215,8 @@ func nt1x6Generic(c0, a0, b []float32, ldb int, acc bool) {
 	put(c0, 5, s5, acc)
 }
 
-func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+// nnDirect is the unblocked generic NN product, for products of few rows.
+func nnDirect(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
 	for i := range m {
 		ci := c[i*ldc : i*ldc+n]
 		if !acc {
@@ -136,13 +226,14 @@ func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		for p, av := range ai {
 			bp := b[p*ldb : p*ldb+n]
 			for j, bv := range bp {
-				ci[j] += av * bv
+				ci[j] += float32(av * bv)
 			}
 		}
 	}
 }
 
-func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+// tnDirect is the unblocked generic TN product, for products of few rows.
+func tnDirect(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
 	if !acc {
 		for i := range m {
 			clear(c[i*ldc : i*ldc+n])
@@ -154,7 +245,7 @@ func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		for i, av := range ap {
 			ci := c[i*ldc : i*ldc+n]
 			for j, bv := range bp {
-				ci[j] += av * bv
+				ci[j] += float32(av * bv)
 			}
 		}
 	}
