@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Key hashes the JSON encoding of v into a short hex string.
@@ -59,20 +60,55 @@ func Get[S any](root, kind, name, key string, build func(dir string) (S, error))
 	if err := os.WriteFile(filepath.Join(tmp, "summary.json"), append(b, '\n'), 0o644); err != nil {
 		return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another process finished the entry first: use it. A directory
-		// without a summary is no entry (left by an older version): replace it.
+	for attempt := 0; ; attempt++ {
+		err := os.Rename(tmp, dir)
+		if err == nil {
+			break
+		}
+		// Another process finished the entry first: use it.
 		if theirs, ok, rerr := read[S](dir, kind); rerr != nil {
 			return "", summary, false, rerr
 		} else if ok {
 			return dir, theirs, false, nil
 		}
-		os.RemoveAll(dir)
-		if err := os.Rename(tmp, dir); err != nil {
+		if attempt == 10 {
 			return "", summary, false, fmt.Errorf("%s cache: %w", kind, err)
 		}
+		// A directory without a summary is no entry (left by an older
+		// version), or a finished entry another builder has moved aside for
+		// a moment (below): wait, look again, then move it aside, atomically,
+		// so that no other builder's finished entry is ever removed, and try
+		// again. The waits grow, so builders racing here stop chasing each
+		// other.
+		time.Sleep(time.Duration(1+attempt*attempt) * time.Millisecond)
+		if theirs, ok, rerr := read[S](dir, kind); rerr != nil {
+			return "", summary, false, rerr
+		} else if ok {
+			return dir, theirs, false, nil
+		}
+		clearStale[S](dir, kind)
 	}
 	return dir, summary, false, nil
+}
+
+// clearStale moves the summary-less directory dir aside and removes it.
+// If dir became a finished entry in the meantime (another builder renamed
+// its entry there), it is put back.
+func clearStale[S any](dir, kind string) {
+	trash, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".old-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(trash)
+	// os.Rename refuses an existing directory as its target: free the
+	// unique name first.
+	os.Remove(trash)
+	if os.Rename(dir, trash) != nil {
+		return
+	}
+	if _, ok, _ := read[S](trash, kind); ok {
+		os.Rename(trash, dir) // fails only if yet another entry is there: keep that one
+	}
 }
 
 // read decodes the summary of the entry dir; ok is false when the entry
