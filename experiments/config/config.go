@@ -130,9 +130,10 @@ type Rollout struct {
 	// eval.every_tokens count a group's longest cost with); 0, or the
 	// task's longest response and EOS itself, resolves to 0: no cap below
 	// the task's. Evaluation generates up to the task's longest response
-	// whatever the cap. Default 0. (Left out of the JSON encoding when 0,
-	// so run ids of configs without it stay what they were.)
-	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitzero"`
+	// whatever the cap. Default 0. (Left out of the JSON and YAML encodings
+	// when 0, so run ids and recorded variant configs of configs without it
+	// stay what they were.)
+	MaxTokens int `yaml:"max_tokens,omitempty" json:"max_tokens,omitzero"`
 	// Int8 samples from a weight-only int8 copy of the policy. Default
 	// false.
 	Int8 bool `yaml:"int8" json:"int8"`

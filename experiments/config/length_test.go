@@ -11,7 +11,8 @@ import (
 
 // The run ids of the bundled configs are those they had before
 // rollout.max_tokens and train.overlong existed: the new keys at their
-// defaults are left out of the resolved config's JSON.
+// defaults are left out of the resolved config's JSON and of the variant
+// configs a store records.
 func TestBundledRunIDsUnchanged(t *testing.T) {
 	for _, tc := range []struct{ file, first, last string }{
 		{"long_add.yaml", "a011a4b63d2b", "77d10de2555d"},
@@ -31,6 +32,17 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 		for _, k := range []string{"max_tokens", "overlong"} {
 			if strings.Contains(string(b), `"`+k) {
 				t.Errorf("%s: the resolved JSON holds %q: %s", tc.file, k, b)
+			}
+		}
+		// The variant configs a store records (Marshal) leave them out too,
+		// so experiments recorded before the keys existed still resume.
+		y, err := Marshal(runs[0].Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"max_tokens:", "overlong:", "overlong_cache:", "save_final:"} {
+			if strings.Contains(string(y), k) {
+				t.Errorf("%s: the recorded variant config holds %q", tc.file, k)
 			}
 		}
 	}

@@ -79,14 +79,15 @@ type Config struct {
 	// the loss (DAPO's overlong filtering; their advantages are still
 	// computed within the whole group), penalty adds DAPO's soft overlong
 	// punishment to every response's reward (see SoftOverlongPenalty). Default
-	// truncate. (Left out of the JSON encoding when truncate, so run ids of
-	// configs without it stay what they were.)
-	Overlong Overlong `yaml:"overlong" json:"overlong,omitzero"`
+	// truncate. (Left out of the JSON and YAML encodings when truncate, so run
+	// ids and recorded variant configs of configs without it stay what they
+	// were.)
+	Overlong Overlong `yaml:"overlong,omitempty" json:"overlong,omitzero"`
 	// OverlongCache is DAPO's L_cache: the length of the interval before
 	// L_max over which the penalty grows linearly from 0 to −1; used only
 	// with overlong: penalty, where it is required, in [1, L_max]. Default
-	// 0. (Left out of the JSON encoding when 0.)
-	OverlongCache int `yaml:"overlong_cache" json:"overlong_cache,omitzero"`
+	// 0. (Left out of the JSON and YAML encodings when 0.)
+	OverlongCache int `yaml:"overlong_cache,omitempty" json:"overlong_cache,omitzero"`
 }
 
 // Overlong is train.overlong: truncate, filter or penalty. The empty
