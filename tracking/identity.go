@@ -202,6 +202,11 @@ func mergeExperiment(tx *bolt.Tx, prev, e Experiment) (Experiment, error) {
 		if !ok || slices.ContainsFunc(conflicts, func(c VariantConflict) bool { return c.Variant == v }) {
 			continue
 		}
+		if e.Canonical != nil {
+			if text, err := e.Canonical(old); err == nil {
+				old = text
+			}
+		}
 		diffs, err := DiffConfigs(old, e.Configs[v])
 		if err != nil {
 			return e, fmt.Errorf("experiment %q variant %q: %w", e.Name, v, err)

@@ -26,6 +26,12 @@ type Experiment struct {
 	Baseline string `json:"baseline,omitempty"`
 	// Created is when the experiment was first put in the store.
 	Created time.Time `json:"created"`
+	// Canonical, when set, rewrites a variant config recorded earlier into
+	// the form the caller writes today (e.g. a key added since, at its
+	// default, left out as the caller leaves it out) before PutExperiment
+	// compares it with Configs; a text it fails on is compared as it is.
+	// It is not stored.
+	Canonical func(text string) (string, error) `json:"-"`
 }
 
 // RunStatus is the life-cycle state of a run.

@@ -263,6 +263,20 @@ func Defaults() Experiment {
 	}
 }
 
+// Canonical rewrites a resolved configuration text (as Marshal wrote it,
+// possibly by an earlier build) into the text Marshal writes today: keys
+// added since are filled with their defaults, and those Marshal leaves out
+// at their defaults are left out. The store compares an experiment's
+// recorded variant configs with new ones through it.
+func Canonical(text string) (string, error) {
+	var cfg Experiment
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		return "", fmt.Errorf("resolved config: %w", err)
+	}
+	b, err := Marshal(cfg)
+	return string(b), err
+}
+
 // Marshal renders a resolved configuration as YAML.
 func Marshal(cfg Experiment) ([]byte, error) {
 	var buf bytes.Buffer

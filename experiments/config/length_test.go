@@ -118,3 +118,39 @@ func TestLengthKeyErrors(t *testing.T) {
 		}
 	}
 }
+
+// Canonical turns a variant config recorded by a build that wrote the
+// length keys at their defaults, and one recorded before they existed,
+// into today's text, so that the store compares them equal; a real
+// difference stays.
+func TestCanonicalRecordedConfigs(t *testing.T) {
+	f, err := Load(filepath.Join("..", "configs", "quickstart.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	today, err := Marshal(f.Variants[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDefaults := strings.Replace(string(today), "\ntrain:\n", "\ntrain:\n  overlong: truncate\n  overlong_cache: 0\n", 1)
+	if withDefaults == string(today) {
+		t.Fatal("no train: section in the resolved config")
+	}
+	changed := strings.Replace(string(today), "\ntrain:\n", "\ntrain:\n  overlong: filter\n", 1)
+	for _, tc := range []struct {
+		name, text string
+		same       bool
+	}{
+		{"today's", string(today), true},
+		{"with the defaults written", withDefaults, true},
+		{"with another setting", changed, false},
+	} {
+		got, err := Canonical(tc.text)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if (got == string(today)) != tc.same {
+			t.Errorf("%s: canonical text equal to today's = %v, want %v", tc.name, got == string(today), tc.same)
+		}
+	}
+}

@@ -169,7 +169,7 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 	// The experiment stands for its variants' resolved configs: the store
 	// refuses, before any run is written, variants that differ from those
 	// already recorded under the name (a *tracking.ConfigConflictError).
-	exp := tracking.Experiment{Name: f.Name, Config: f.Text, Baseline: f.Baseline, Configs: map[string]string{}}
+	exp := tracking.Experiment{Name: f.Name, Config: f.Text, Baseline: f.Baseline, Configs: map[string]string{}, Canonical: config.Canonical}
 	for _, v := range f.Variants {
 		text, err := config.Marshal(v.Config)
 		if err != nil {
