@@ -8,7 +8,7 @@
 #
 #   results/treerl_training.sh [STORE]     (default: treerl.db)
 #
-# Takes about 35 minutes on 2 busy cores (two base policies: pretraining one
+# Takes about 45 minutes on 2 busy cores (two base policies: pretraining one
 # of them, 2 × 20 runs of 100,000 sampled tokens, two at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
