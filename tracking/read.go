@@ -491,19 +491,31 @@ func BuildVersion() string {
 		return "unknown"
 	}
 	v := bi.Main.Version
-	var rev, dirty string
+	if rev, modified := VCSRevision(); rev != "" {
+		v += " " + rev
+		if modified {
+			v += "+dirty"
+		}
+	}
+	return v
+}
+
+// VCSRevision is the first 12 digits of the commit the running program was
+// built from and whether its tree had changes, as its build information
+// records them; rev is empty when it records none (e.g. built with
+// -buildvcs=false).
+func VCSRevision() (rev string, modified bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			rev = s.Value
+			rev = s.Value[:min(12, len(s.Value))]
 		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
+			modified = s.Value == "true"
 		}
 	}
-	if rev != "" {
-		v += " " + rev[:min(12, len(rev))] + dirty
-	}
-	return v
+	return rev, modified
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -229,21 +228,11 @@ func suiteMeta(store string) suite.Meta {
 // information, else git's HEAD in the working directory), marked when the
 // tree had changes.
 func buildCommit() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", ""
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = " (with uncommitted changes)"
-				}
-			}
+	if rev, modified := tracking.VCSRevision(); rev != "" {
+		if modified {
+			rev += " (with uncommitted changes)"
 		}
-		if rev != "" {
-			return rev[:min(12, len(rev))] + dirty
-		}
+		return rev
 	}
 	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
 	if err != nil {
