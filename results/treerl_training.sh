@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Regenerates results/treerl_training.md: the headline cell of TreeRL's
-# training claim on long_add (experiments/configs/treerl_headline.yaml),
-# i.i.d. sampling with GRPO against EPTree with the tree advantage (and random
-# forks with the tree advantage as a control), 10 seeds,
-# on two base policies (pretraining seeds 0 and 1). Every number in the file
-# is read from the store by `rollout report`/`rollout ls`; the runs resume
-# when the store already holds them.
+# Regenerates results/treerl_training.md: TreeRL's training claim on
+# long_add as a 2×2 design (experiments/configs/treerl_headline.yaml):
+# {i.i.d., EPTree with entropy forks, random forks} × {GRPO, tree advantage},
+# plus EPTree with surprisal forks and the tree advantage, 10 seeds, on two
+# base policies (pretraining seeds 0 and 1). Every number in the file is
+# read from the store by `rollout report`/`rollout ls`; the runs resume when
+# the store already holds them.
 #
 #   results/treerl_training.sh [STORE]     (default: treerl.db)
 #
-# Takes about an hour on 2 busy cores (two base policies: pretraining one
-# of them, 2 × 30 runs of 100,000 sampled tokens, two at a time).
+# Takes about two hours on 2 busy cores (two base policies: pretraining one
+# of them, 2 × 70 runs of 100,000 sampled tokens, two at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store=${1:-treerl.db}
@@ -21,14 +21,30 @@ out=results/treerl_training.md
 "$bin" run "$cfg" --store "$store" --workers 2 >/dev/null
 "$bin" run "$cfg" --set pretrain.seed=1 --set name=treerl_headline_base1 --store "$store" --workers 2 >/dev/null
 
-# row EXPERIMENT AT LABEL VARIANT BASELINE: one table row from report's CSV
-# (eval/acc): both variants' mean ± 95% half-width, the paired difference
-# VARIANT − BASELINE with its 95% interval, p, and the minimum detectable
-# effect at α = 0.05 (two-sided) and 80% power, (t_.975 + t_.8)·SE with
-# SE = diff/t, for the 9 degrees of freedom of 10 paired seeds.
-row() {
-	"$bin" report "$1" --store "$store" --at "$2" --metric eval/acc --baseline "$5" --format csv 2>/dev/null |
-		awk -F, -v label="$3" -v variant="$4" -v baseline="$5" '
+variants="flat_grpo flat_tree entropy_tree_grpo entropy_tree_tree random_tree_grpo random_tree_tree surprisal_tree_tree"
+
+# The comparisons at the end of the runs (100,000 tokens), one family per
+# base policy for Holm's correction: VARIANT BASELINE, what it tests.
+comparisons="entropy_tree_tree flat_grpo TreeRL's claim: EPTree + tree advantage over i.i.d. + GRPO
+random_tree_tree flat_grpo random forks + tree advantage over i.i.d. + GRPO
+surprisal_tree_tree flat_grpo surprisal forks + tree advantage over i.i.d. + GRPO
+entropy_tree_grpo flat_grpo the sampling alone (both GRPO)
+flat_tree flat_grpo the advantage alone (both i.i.d.)
+entropy_tree_tree entropy_tree_grpo the tree advantage on EPTree
+random_tree_tree random_tree_grpo the tree advantage on random forks
+entropy_tree_tree random_tree_tree entropy over random forks (tree advantage)
+entropy_tree_grpo random_tree_grpo entropy over random forks (GRPO)
+entropy_tree_tree surprisal_tree_tree entropy over surprisal forks (tree advantage)"
+
+# stats EXPERIMENT AT VARIANT BASELINE [METRIC]: one line "base mine diff
+# lo hi p mde" (points) from report's CSV: both variants' mean ± 95%
+# half-width, the paired difference VARIANT − BASELINE with its 95%
+# interval, p, and the minimum detectable effect at α = 0.05 (two-sided) and
+# 80% power, (t_.975 + t_.8)·SE with SE = diff/t, for the 9 degrees of
+# freedom of 10 paired seeds.
+stats() {
+	"$bin" report "$1" --store "$store" --at "$2" --metric "${5:-eval/acc}" --baseline "$4" --format csv 2>/dev/null |
+		awk -F, -v variant="$3" -v baseline="$4" '
 			NR == 1 { next }
 			$3 == baseline { base = sprintf("%.1f ± %.1f", 100*$7, 100*$11) }
 			$3 == variant {
@@ -36,9 +52,58 @@ row() {
 				if ($16 != 9) { print "unexpected degrees of freedom " $16 > "/dev/stderr"; exit 1 }
 				se = ($15 == 0) ? 0 : $14 / $15
 				diff = sprintf("%+.1f [%+.1f, %+.1f]", 100*$14, 100*($14 - 2.262*se), 100*($14 + 2.262*se))
-				p = sprintf("%.3f", $17); mde = sprintf("%.1f", 100*3.145*se)
+				p = $17; mde = sprintf("%.1f", 100*3.145*se)
 			}
-			END { printf "| %s | %s | %s | %s | %s | %s |\n", label, base, mine, diff, p, mde }'
+			END { printf "%s\t%s\t%s\t%s\t%s\n", base, mine, diff, p, mde }'
+}
+
+# marks EXPERIMENT VARIANT BASELINE: VARIANT against BASELINE at each mark.
+marks() {
+	echo "| sampled tokens | $3: greedy acc % | $2: greedy acc % | paired Δ (points) [95% CI] | p (paired t) | MDE (points) |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	for mark in 0 25000 50000 75000 100000; do
+		stats "$1" "tokens:$mark" "$2" "$3" | awk -F'\t' -v m="$mark" '{ printf "| %s | %s | %s | %s | %.3f | %s |\n", m, $1, $2, $3, $4, $5 }'
+	done
+}
+
+# means EXPERIMENT: every variant's greedy accuracy at every mark.
+means() {
+	echo "| variant | 0 | 25,000 | 50,000 | 75,000 | 100,000 | steps |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	for v in $variants; do
+		printf "| %s" "$v"
+		for mark in 0 25000 50000 75000 100000; do
+			"$bin" report "$1" --store "$store" --at "tokens:$mark" --metric eval/acc --format csv 2>/dev/null |
+				awk -F, -v v="$v" '$3 == v { printf " | %.1f ± %.1f", 100*$7, 100*$11 }'
+		done
+		printf " | %s |\n" "$(steps "$1" "$v")"
+	done
+}
+
+# family EXPERIMENT: the comparisons at 100,000 tokens with Holm-adjusted p
+# (over the comparisons of this base policy).
+family() {
+	echo "| comparison | what it tests | paired Δ (points) [95% CI] | p | Holm p | MDE (points) |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	while read -r variant baseline what; do
+		printf "%s − %s\t%s\t%s\n" "$variant" "$baseline" "$what" "$(stats "$1" tokens:100000 "$variant" "$baseline" | cut -f3-5)"
+	done <<<"$comparisons" |
+		awk -F'\t' '
+			{ line[NR] = $0; p[NR] = $4; order[NR] = NR }
+			END {
+				m = NR
+				for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++)
+					if (p[order[j]] < p[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
+				run = 0
+				for (i = 1; i <= m; i++) {
+					a = (m - i + 1) * p[order[i]]; if (a > 1) a = 1; if (a < run) a = run; run = a
+					holm[order[i]] = a
+				}
+				for (i = 1; i <= m; i++) {
+					split(line[i], f, "\t")
+					printf "| %s | %s | %s | %.3f | %.3f | %s |\n", f[1], f[2], f[3], f[4], holm[i], f[5]
+				}
+			}'
 }
 
 # steps EXPERIMENT VARIANT: mean optimizer steps of the variant's runs.
@@ -47,31 +112,42 @@ steps() {
 		awk -F'│' -v v="$2" '{ gsub(/ /, "", $4); gsub(/ /, "", $7) } $4 == v { s += $7; n++ } END { printf "%.1f", s/n }'
 }
 
-# table EXPERIMENT VARIANT BASELINE: VARIANT against BASELINE at each mark.
-table() {
-	echo "| sampled tokens | $3: greedy acc % | $2: greedy acc % | paired Δ (points) [95% CI] | p (paired t) | MDE (points) |"
-	echo "| --- | --- | --- | --- | --- | --- |"
-	for mark in 0 25000 50000 75000 100000; do
-		row "$1" "tokens:$mark" "$mark" "$2" "$3"
+# minsteps EXPERIMENT: the fewest optimizer steps of any of its runs.
+minsteps() {
+	"$bin" ls "$1" --store "$store" 2>/dev/null |
+		awk -F'│' 'NF > 8 { gsub(/ /, "", $7) } $7 ~ /^[0-9]+$/ && (m == "" || $7 + 0 < m) { m = $7 + 0 } END { print m }'
+}
+
+# updates EXPERIMENT: training reward at equal optimizer updates, every
+# variant against flat_grpo.
+updates() {
+	local n
+	n=$(minsteps "$1")
+	echo "Training reward (mean over the step's leaves) at step $n, the last step every run reaches (equal optimizer updates; the evaluations are on token marks only):"
+	echo
+	echo "| variant | reward at step $n % | paired Δ vs flat_grpo (points) [95% CI] | p |"
+	echo "| --- | --- | --- | --- |"
+	for v in $variants; do
+		[ "$v" = flat_grpo ] && continue
+		stats "$1" "step:$n" "$v" flat_grpo reward/mean | awk -F'\t' -v v="$v" '{ printf "| %s | %s | %s | %.3f |\n", v, $2, $3, $4 }'
 	done
 }
 
-# tables EXPERIMENT: the headline comparison, the random-fork control, and
-# entropy against random forks.
-tables() {
-	echo "EPTree (entropy forks) with the tree advantage against i.i.d. sampling with GRPO:"
+# section EXPERIMENT: the tables of one base policy.
+section() {
+	echo "Greedy accuracy (%) on 200 held-out prompts at each token mark, mean ± 95% t-interval over 10 seeds, and optimizer steps per run:"
 	echo
-	table "$1" entropy_tree_tree flat_grpo
+	means "$1"
 	echo
-	echo "Random forks with the tree advantage against i.i.d. sampling with GRPO:"
+	echo "At the end (100,000 sampled tokens), paired over the 10 seeds; Holm's correction over these 10 comparisons:"
 	echo
-	table "$1" random_tree_tree flat_grpo
+	family "$1"
 	echo
-	echo "Entropy forks against random forks (both with the tree advantage):"
+	echo "TreeRL's claim at every mark (EPTree + tree advantage against i.i.d. + GRPO):"
 	echo
-	table "$1" entropy_tree_tree random_tree_tree
+	marks "$1" entropy_tree_tree flat_grpo
 	echo
-	echo "Optimizer steps per run (mean over seeds): flat_grpo $(steps "$1" flat_grpo), entropy_tree_tree $(steps "$1" entropy_tree_tree), random_tree_tree $(steps "$1" random_tree_tree)."
+	updates "$1"
 }
 
 "$bin" plot treerl_headline --store "$store" --metric eval/acc --x tokens --out results/treerl_training_base0.png 2>/dev/null
@@ -83,12 +159,13 @@ tables() {
 	echo "Written by \`results/treerl_training.sh\` from the store (commit $(git rev-parse --short HEAD), $(go env GOOS)/$(go env GOARCH), $(nproc) cores, $(date -u +%Y-%m-%d)); the reading of these tables is in [treerl.md](treerl.md)."
 	echo "Config: [\`experiments/configs/treerl_headline.yaml\`](../experiments/configs/treerl_headline.yaml); 10 seeds a variant,"
 	echo "100,000 sampled tokens a run (never exceeded), greedy accuracy on 200 held-out prompts at each token mark; mean ± 95% t-interval over seeds."
+	echo "MDE: the smallest difference the comparison detects at α = 0.05 (two-sided) with 80% power, from its paired standard error."
 	echo
 	echo "## Base policy 1 (pretraining seed 0, the base policy of Fig. 1)"
 	echo
 	echo '`rollout run experiments/configs/treerl_headline.yaml`'
 	echo
-	tables treerl_headline
+	section treerl_headline
 	echo
 	echo "![greedy accuracy against sampled tokens, base policy 1](treerl_training_base0.png)"
 	echo
@@ -96,7 +173,7 @@ tables() {
 	echo
 	echo '`rollout run experiments/configs/treerl_headline.yaml --set pretrain.seed=1 --set name=treerl_headline_base1`'
 	echo
-	tables treerl_headline_base1
+	section treerl_headline_base1
 	echo
 	echo "![greedy accuracy against sampled tokens, base policy 2](treerl_training_base1.png)"
 } >"$out"
