@@ -19,6 +19,7 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 		{"path_strategies.yaml", "b31383ee1b48", "4ade69d7d2f6"},
 		{"quickstart.yaml", "b9950931ad81", "2d8fb1b5c291"},
 		{"strategies.yaml", "0036b3723ab6", "90f4a3ef09da"},
+		{"treerl_headline.yaml", "8c1e0bd85699", "778bbee7d925"},
 	} {
 		f, err := Load(filepath.Join("..", "configs", tc.file), nil)
 		if err != nil {
