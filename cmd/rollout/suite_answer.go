@@ -29,6 +29,9 @@ func answerMeasurer(ctx context.Context, f *config.File, st *tracking.Store, cac
 			return suite.Measured{}, fmt.Errorf("run %s is not a run of %s: the config changed since the run was made", run.ID, f.Path)
 		}
 		c := f.Runs()[i].Config
+		if policy == suite.PolicyRL && !st.HasFinal(run.ID) {
+			return suite.Measured{}, fmt.Errorf("no final policy at %s: the run's config needs train.save_final", st.FinalDir(run.ID))
+		}
 		base, err := runner.BasePolicy(ctx, c, cacheDir, nil)
 		if err != nil {
 			return suite.Measured{}, err
@@ -39,9 +42,6 @@ func answerMeasurer(ctx context.Context, f *config.File, st *tracking.Store, cac
 		}
 		dir := base.Dir
 		if policy == suite.PolicyRL {
-			if !st.HasFinal(run.ID) {
-				return suite.Measured{}, fmt.Errorf("no final policy at %s: the run's config needs train.save_final", st.FinalDir(run.ID))
-			}
 			dir = st.FinalDir(run.ID)
 		}
 		m, tok, err := loadCheckpoint(policy+" policy", dir)
