@@ -143,15 +143,15 @@ func (r answerResults) matched(policy, method string, at map[int64]float64) (map
 		if len(xs) == 0 {
 			return nil, fmt.Errorf("answer time: no %s points of the %s policy at seed %d", method, policy, seed)
 		}
-		out[seed] = Interpolate(xs, ys, x)
+		out[seed] = interpolate(xs, ys, x)
 	}
 	return out, nil
 }
 
-// Interpolate returns the piecewise-linear curve through (xs[i], ys[i])
+// interpolate returns the piecewise-linear curve through (xs[i], ys[i])
 // at x, after sorting the points by x: the first or last y beyond the
 // ends, the mean y of points at equal x.
-func Interpolate(xs, ys []float64, x float64) float64 {
+func interpolate(xs, ys []float64, x float64) float64 {
 	type pt struct{ x, y float64 }
 	var pts []pt
 	for i := range xs {

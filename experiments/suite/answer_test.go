@@ -12,7 +12,7 @@ import (
 	"github.com/rollout-rl/rollout/tracking"
 )
 
-// Interpolate follows the curve through the points in order of x, holds
+// interpolate follows the curve through the points in order of x, holds
 // its ends beyond them and averages points at equal x.
 func TestInterpolate(t *testing.T) {
 	for _, tc := range []struct {
@@ -30,8 +30,8 @@ func TestInterpolate(t *testing.T) {
 		{"one point", []float64{10}, []float64{0.7}, 15, 0.7},
 		{"none", nil, nil, 15, 0},
 	} {
-		if got := Interpolate(tc.xs, tc.ys, tc.x); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("%s: Interpolate(%v, %v, %g) = %g, want %g", tc.name, tc.xs, tc.ys, tc.x, got, tc.want)
+		if got := interpolate(tc.xs, tc.ys, tc.x); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: interpolate(%v, %v, %g) = %g, want %g", tc.name, tc.xs, tc.ys, tc.x, got, tc.want)
 		}
 	}
 }
