@@ -548,6 +548,34 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// PairAUC counts the (right, wrong) pairs a scorer orders right, ties
+// half, and has no value without both kinds.
+func TestPairAUC(t *testing.T) {
+	right := task.Verdict{Reward: 1, Answer: "42"}
+	wrong := task.Verdict{Reward: 0, Answer: "41"}
+	for _, tc := range []struct {
+		name   string
+		vs     []task.Verdict
+		scores []float64
+		want   float64
+		ok     bool
+	}{
+		{"none", nil, nil, 0, false},
+		{"all right", []task.Verdict{right, right}, []float64{1, 2}, 0, false},
+		{"all wrong", []task.Verdict{wrong}, []float64{1}, 0, false},
+		{"perfect", []task.Verdict{wrong, right, wrong}, []float64{0, 3, 1}, 1, true},
+		{"reversed", []task.Verdict{right, wrong}, []float64{-1, 2}, 0, true},
+		{"a tie", []task.Verdict{right, wrong}, []float64{1, 1}, 0.5, true},
+		{"two wins and a tie of four pairs", []task.Verdict{right, right, wrong, wrong}, []float64{2, 0, 1, 0}, 0.625, true},
+		{"partial rewards are wrong", []task.Verdict{right, {Reward: 0.5}}, []float64{0, 1}, 0, true},
+	} {
+		got, ok := PairAUC(tc.vs, tc.scores)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: PairAUC = %g, %v; want %g, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 // TreeWithLeaves shapes an entropy tree of n leaves, M·(1 + N), with two
 // fork points a root when n is a multiple of 3 and three when it is a
 // multiple of 4; other n are an error.

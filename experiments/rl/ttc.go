@@ -31,6 +31,11 @@ type TTCPoint struct {
 	// fork point does not fork).
 	Candidates float64 `json:"candidates"`
 	Acc        float64 `json:"acc"` // share of prompts whose selected answer is correct
+	// ScorerAUC is how well the scorer orders one prompt's candidates:
+	// the mean, over prompts with right and wrong candidates, of PairAUC
+	// (0 when no prompt has both). The same for every method of one set
+	// of candidates; 1 for the verifier.
+	ScorerAUC float64 `json:"scorer_auc"`
 }
 
 // TTCConfig selects the test-time compute sweep.
@@ -191,13 +196,20 @@ func tallyTTC(t task.Task, prompts []task.Prompt, groups []*search.Group, text f
 		return nil, fmt.Errorf("score %d candidates: %d scores", len(texts), len(scores))
 	}
 	var correct Selected
-	k := 0
+	var aucSum float64
+	aucN, k := 0, 0
 	for _, vs := range verdicts {
 		correct = correct.Add(Select(vs, scores[k:k+len(vs)]))
+		if auc, ok := PairAUC(vs, scores[k:k+len(vs)]); ok {
+			aucSum, aucN = aucSum+auc, aucN+1
+		}
 		k += len(vs)
 	}
 	np := float64(len(groups))
 	at := TTCPoint{N: n, Tokens: float64(tokens) / np, Candidates: float64(len(texts)) / np}
+	if aucN > 0 {
+		at.ScorerAUC = aucSum / float64(aucN)
+	}
 	var out []TTCPoint
 	for _, c := range []struct {
 		name  string
@@ -244,6 +256,36 @@ func Select(vs []task.Verdict, scores []float64) Selected {
 		s.Majority = 1
 	}
 	return s
+}
+
+// PairAUC is the share of (right, wrong) pairs of one prompt's
+// candidates that the scores order right (a right candidate scored above
+// a wrong one; equal scores count half), and whether there is such a
+// pair. Right means reward 1.
+func PairAUC(vs []task.Verdict, scores []float64) (float64, bool) {
+	var wins float64
+	pairs := 0
+	for i, a := range vs {
+		if a.Reward != 1 {
+			continue
+		}
+		for j, b := range vs {
+			if b.Reward == 1 {
+				continue
+			}
+			pairs++
+			switch {
+			case scores[i] > scores[j]:
+				wins++
+			case scores[i] == scores[j]:
+				wins += 0.5
+			}
+		}
+	}
+	if pairs == 0 {
+		return 0, false
+	}
+	return wins / float64(pairs), true
 }
 
 // argmax is the first index of the largest of f(0), …, f(n−1), or −1 when

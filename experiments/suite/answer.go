@@ -127,6 +127,7 @@ func (r answerResults) values(policy, method string, n int, field func(rl.TTCPoi
 func acc(p rl.TTCPoint) float64        { return p.Acc }
 func tokens(p rl.TTCPoint) float64     { return p.Tokens }
 func candidates(p rl.TTCPoint) float64 { return p.Candidates }
+func scorerAUC(p rl.TTCPoint) float64  { return p.ScorerAUC }
 
 // matched returns, per seed, the accuracy of method's curve at the tokens
 // per prompt at[seed], linearly interpolated between the points around it
@@ -258,8 +259,8 @@ func ruleName(method string, n int) string {
 func writeAnswerTable(p *printer, r answerResults, policy string, a *AnswerTime) {
 	seeds := slices.Sorted(maps.Keys(r.points[policy]))
 	p.f("## At answer time: %s\n\n", policyName(policy))
-	p.f("%d seeds (%s); each seed samples its own held-out prompts. Mean ± 95%% t-interval over seeds; p: paired t-test of the accuracy against one sample a prompt (N = 1) over the seeds.\n\n", len(seeds), strings.Trim(fmt.Sprint(seeds), "[]"))
-	p.f("| rule | N | candidates/prompt | tokens/prompt | accuracy | p vs N = 1 |\n|:--|--:|--:|--:|--:|--:|\n")
+	p.f("%d seeds (%s); each seed samples its own held-out prompts. Mean ± 95%% t-interval over seeds; p: paired t-test of the accuracy against one sample a prompt (N = 1) over the seeds; AUC within prompts: how well the reward model orders one prompt's candidates (the share of its right–wrong pairs scored right, ties half, averaged over the prompts that have both).\n\n", len(seeds), strings.Trim(fmt.Sprint(seeds), "[]"))
+	p.f("| rule | N | candidates/prompt | tokens/prompt | accuracy | p vs N = 1 | AUC within prompts |\n|:--|--:|--:|--:|--:|--:|--:|\n")
 	one := r.values(policy, "oracle", 1, acc)
 	for _, m := range methodNames {
 		ns := a.Ns
@@ -276,10 +277,14 @@ func writeAnswerTable(p *printer, r answerResults, policy string, a *AnswerTime)
 			if n == 1 && !strings.HasPrefix(m.method, "tree") {
 				pt = "—"
 			}
-			p.f("| %s | %d | %s | %s | %s | %s |\n", m.name, n,
+			auc := "—"
+			if (m.method == "best_of_n" || m.method == "tree_best") && n > 1 {
+				auc = formatSummary(stats.Summarize(sortedValues(r.values(policy, m.method, n, scorerAUC))))
+			}
+			p.f("| %s | %d | %s | %s | %s | %s | %s |\n", m.name, n,
 				formatSummary(stats.Summarize(sortedValues(r.values(policy, m.method, n, candidates)))),
 				formatSummary(stats.Summarize(sortedValues(r.values(policy, m.method, n, tokens)))),
-				formatSummary(stats.Summarize(sortedValues(accs))), pt)
+				formatSummary(stats.Summarize(sortedValues(accs))), pt, auc)
 		}
 	}
 	p.f("\n")

@@ -51,7 +51,7 @@ func handResults(gains []float64) answerResults {
 				{Method: "best_of_n", N: 1, Tokens: 10, Candidates: 1, Acc: 0.2},
 				{Method: "oracle", N: 1, Tokens: 10, Candidates: 1, Acc: 0.2},
 				{Method: "majority", N: 2, Tokens: 20, Candidates: 2, Acc: 0.4},
-				{Method: "best_of_n", N: 2, Tokens: 20, Candidates: 2, Acc: 0.2 + g},
+				{Method: "best_of_n", N: 2, Tokens: 20, Candidates: 2, Acc: 0.2 + g, ScorerAUC: 0.25},
 				{Method: "oracle", N: 2, Tokens: 20, Candidates: 2, Acc: 0.5},
 				{Method: "tree_majority", N: 2, Tokens: 15, Candidates: 1.9, Acc: 0.35 + 0.001*float64(i)},
 			}
@@ -120,7 +120,9 @@ func TestRenderAnswerTime(t *testing.T) {
 	for _, want := range []string{
 		"## At answer time: base policy", "## At answer time: after RL",
 		"| reward-model best-of-2 | reward-model best-of-1 | answer accuracy | answer time, after RL | higher |",
-		"| majority of N | 2 | 2 ± 0 | 20 ± 0 | 0.4 ± 0 |",
+		"| majority of N | 2 | 2 ± 0 | 20 ± 0 | 0.4 ± 0 | 0 paired | — |",
+		"| reward-model best-of-N | 2 | 2 ± 0 | 20 ± 0 | 0.15000 ± 0.00878 | 9.35e-05 paired | 0.25 ± 0 |",
+		"| reward-model best-of-N | 1 | 1 ± 0 | 10 ± 0 | 0.2 ± 0 | — | — |",
 		"| tree, majority, 2 leaves | majority at the same tokens | answer time, base policy |",
 		"Reward model: rm (AUC 0.7).", "(x_answer_time_rl.png)",
 	} {
