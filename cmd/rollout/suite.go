@@ -133,6 +133,7 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 			}
 		}
 		meta.Command = suiteCommand(a, r.Name)
+		meta.Measure = answerMeasurer(ctx, files[i], st, dir)
 		v, err := suite.Write(st, r, a.dir, meta)
 		if err != nil {
 			return err

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rollout-rl/rollout/experiments/suite"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -98,5 +100,35 @@ func TestSuiteNoRunMissing(t *testing.T) {
 				t.Errorf("stderr %q: compute is in the store", errOut)
 			}
 		})
+	}
+}
+
+// The answer-time measurer of rollout suite refuses, before loading any
+// policy, a run its config does not make and a final policy the store
+// does not keep.
+func TestAnswerMeasurerRefuses(t *testing.T) {
+	t.Chdir("../..")
+	f, err := loadConfig("experiments/configs/econ/ttc.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tracking.Open(filepath.Join(t.TempDir(), "s.db"), tracking.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m := answerMeasurer(context.Background(), f, st, t.TempDir())
+	r := f.Runs()[0]
+	for _, tc := range []struct {
+		name string
+		run  tracking.Run
+		want string
+	}{
+		{"not the config's", tracking.Run{ID: "feedbeef", Variant: "k1", Seed: 1}, "run feedbeef is not a run of experiments/configs/econ/ttc.yaml"},
+		{"no final policy", tracking.Run{ID: r.ID, Variant: r.Variant, Seed: int64(r.Seed)}, "the run's config needs train.save_final"},
+	} {
+		if _, err := m(tc.run, suite.PolicyRL, suite.Spec{Ns: []int{1}}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
 	}
 }

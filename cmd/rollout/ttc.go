@@ -31,11 +31,12 @@ func newTTCCmd() *cobra.Command {
 		Use:   "ttc (--checkpoint DIR | --policy URL [--model NAME]) [--task TASK | --config FILE] [--n 1,2,4,8] [--prompts P]",
 		Short: "Test-time compute: accuracy against generated tokens for best-of-N, majority vote and tree search",
 		Long: `Samples N candidates per held-out prompt (flat, and as an entropy tree with N leaves where
-N is a multiple of 3), then selects one answer per prompt by best-of-N (by the reward model
-of --reward-model, else by the verifier: an oracle upper bound), by majority vote over the candidates' answers, and the same over
-tree leaves. Prints accuracy against mean generated tokens per prompt. With --policy URL
-(and --model NAME) the candidates come from the policy behind that OpenAI-compatible
-server, the tokens counted as the server reports them.`,
+N is a multiple of 3 or 4), then selects one answer per prompt by best-of-N (by the reward
+model of --reward-model, with the verifier's choice beside it as "oracle"; else by the
+verifier: an oracle upper bound), by majority vote over the candidates' answers, and the
+same over tree leaves. Prints accuracy against mean generated tokens and candidates per
+prompt. With --policy URL (and --model NAME) the candidates come from the policy behind
+that OpenAI-compatible server, the tokens counted as the server reports them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := rf.check(cmd); err != nil {
@@ -141,9 +142,9 @@ func writeTTCTable(w io.Writer, pts []rl.TTCPoint) error {
 	tbl := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{Global: tw.AlignRight, PerColumn: []tw.Align{tw.AlignLeft}}))
-	tbl.Header([]string{"method", "N", "tokens/prompt", "accuracy"})
+	tbl.Header([]string{"method", "N", "candidates/prompt", "tokens/prompt", "accuracy"})
 	for _, p := range pts {
-		if err := tbl.Append([]string{p.Method, fmt.Sprint(p.N), fmt.Sprintf("%.1f", p.Tokens), fmt.Sprintf("%.3f", p.Acc)}); err != nil {
+		if err := tbl.Append([]string{p.Method, fmt.Sprint(p.N), fmt.Sprintf("%.2f", p.Candidates), fmt.Sprintf("%.1f", p.Tokens), fmt.Sprintf("%.3f", p.Acc)}); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"slices"
@@ -456,8 +457,29 @@ func TestMeasureTTCScoresInOneCallPerPoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("with the verifier as scorer: %+v, want the default's %+v", got, want)
+	// With a scorer, the verifier's choice among the same candidates comes
+	// beside it (oracle, tree_oracle) and equals the default's best-of-N.
+	var gotScored, gotOracle []TTCPoint
+	for _, p := range got {
+		switch p.Method {
+		case "oracle", "tree_oracle":
+			p.Method = map[string]string{"oracle": "best_of_n", "tree_oracle": "tree_best"}[p.Method]
+			gotOracle = append(gotOracle, p)
+		default:
+			gotScored = append(gotScored, p)
+		}
+	}
+	if !slices.Equal(gotScored, want) {
+		t.Errorf("with the verifier as scorer: %+v, want the default's %+v", gotScored, want)
+	}
+	var wantOracle []TTCPoint
+	for _, p := range want {
+		if p.Method == "best_of_n" || p.Method == "tree_best" {
+			wantOracle = append(wantOracle, p)
+		}
+	}
+	if !slices.Equal(gotOracle, wantOracle) {
+		t.Errorf("oracle points %+v, want the default's best-of-N %+v", gotOracle, wantOracle)
 	}
 	// best-of-1, best-of-3, tree of 3, best-of-6, tree of 6: every candidate
 	// at once (a tree has at most N leaves a prompt: a response that ends
@@ -487,6 +509,91 @@ func TestMeasureTTCScoresInOneCallPerPoint(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// Select picks by the scores (the first of equal ones), by the verifier
+// and by the most frequent answer, each counting 1 when its choice is
+// correct: hand-made candidates where the three rules disagree.
+func TestSelect(t *testing.T) {
+	right := task.Verdict{Reward: 1, Answer: "42"}
+	wrong := task.Verdict{Reward: 0, Answer: "41"}
+	other := task.Verdict{Reward: 0, Answer: "40"}
+	none := task.Verdict{Reward: 0}
+	for _, tc := range []struct {
+		name   string
+		vs     []task.Verdict
+		scores []float64
+		want   Selected
+	}{
+		{"no candidates", nil, nil, Selected{}},
+		{"one right", []task.Verdict{right}, []float64{-3}, Selected{Best: 1, Majority: 1, Oracle: 1}},
+		{"one wrong", []task.Verdict{wrong}, []float64{5}, Selected{}},
+		{"scorer prefers a wrong minority", []task.Verdict{right, right, wrong}, []float64{0.1, 0.2, 0.9}, Selected{Majority: 1, Oracle: 1}},
+		{"scorer finds the right minority", []task.Verdict{wrong, right, wrong}, []float64{-1, 2, 0.5}, Selected{Best: 1, Oracle: 1}},
+		{"equal scores: the first", []task.Verdict{wrong, right}, []float64{1, 1}, Selected{Oracle: 1}},
+		{"equal scores, right first", []task.Verdict{right, wrong}, []float64{1, 1}, Selected{Best: 1, Majority: 1, Oracle: 1}},
+		{"majority tie: the answer seen first", []task.Verdict{other, right, right, other}, []float64{0, 0, 0, 0}, Selected{Oracle: 1}},
+		{"unanswered candidates do not vote", []task.Verdict{none, none, right}, []float64{3, 2, 1}, Selected{Majority: 1, Oracle: 1}},
+		{"nothing answered", []task.Verdict{none, none}, []float64{1, 2}, Selected{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Select(tc.vs, tc.scores); got != tc.want {
+				t.Errorf("Select = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	if got := (Selected{1, 2, 3}).Add(Selected{1, 0, 1}); got != (Selected{2, 2, 4}) {
+		t.Errorf("Add = %+v", got)
+	}
+}
+
+// PairAUC counts the (right, wrong) pairs a scorer orders right, ties
+// half, and has no value without both kinds.
+func TestPairAUC(t *testing.T) {
+	right := task.Verdict{Reward: 1, Answer: "42"}
+	wrong := task.Verdict{Reward: 0, Answer: "41"}
+	for _, tc := range []struct {
+		name   string
+		vs     []task.Verdict
+		scores []float64
+		want   float64
+		ok     bool
+	}{
+		{"none", nil, nil, 0, false},
+		{"all right", []task.Verdict{right, right}, []float64{1, 2}, 0, false},
+		{"all wrong", []task.Verdict{wrong}, []float64{1}, 0, false},
+		{"perfect", []task.Verdict{wrong, right, wrong}, []float64{0, 3, 1}, 1, true},
+		{"reversed", []task.Verdict{right, wrong}, []float64{-1, 2}, 0, true},
+		{"a tie", []task.Verdict{right, wrong}, []float64{1, 1}, 0.5, true},
+		{"two wins and a tie of four pairs", []task.Verdict{right, right, wrong, wrong}, []float64{2, 0, 1, 0}, 0.625, true},
+		{"partial rewards are wrong", []task.Verdict{right, {Reward: 0.5}}, []float64{0, 1}, 0, true},
+	} {
+		got, ok := PairAUC(tc.vs, tc.scores)
+		if ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: PairAUC = %g, %v; want %g, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TreeWithLeaves shapes an entropy tree of n leaves, M·(1 + N), with two
+// fork points a root when n is a multiple of 3 and three when it is a
+// multiple of 4; other n are an error.
+func TestTreeWithLeaves(t *testing.T) {
+	for _, tc := range []struct {
+		n, m, forks int
+	}{{3, 1, 2}, {4, 1, 3}, {12, 4, 2}, {16, 4, 3}, {8, 2, 3}, {1, 0, 0}, {5, 0, 0}, {0, 0, 0}, {-4, 0, 0}} {
+		st, err := TreeWithLeaves(tc.n)
+		if tc.m == 0 {
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("has %d leaves", tc.n)) {
+				t.Errorf("n=%d: %v, %v; want an error naming n", tc.n, st, err)
+			}
+			continue
+		}
+		e, ok := st.(search.EntropyTree)
+		if err != nil || !ok || e.M != tc.m || e.N != tc.forks || e.T != 1 || e.L != 1 || e.M*(1+e.L*e.N*e.T) != tc.n {
+			t.Errorf("n=%d: %+v, %v; want M=%d, N=%d, T=1, L=1", tc.n, st, err, tc.m, tc.forks)
+		}
 	}
 }
 

@@ -20,10 +20,22 @@ type Scorer func(prompts []task.Prompt, responses []string) ([]float64, error)
 // TTCPoint is one point of an accuracy-against-compute curve of test-time
 // compute: a selection method at N candidates per prompt.
 type TTCPoint struct {
-	Method string  `json:"method"` // best_of_n, majority, tree_majority, tree_best
-	N      int     `json:"n"`      // candidates per prompt (leaves for trees)
+	// Method is best_of_n (by the scorer), majority, oracle (best-of-N by
+	// the verifier, reported only beside a scorer), and tree_best,
+	// tree_majority, tree_oracle over the leaves of an entropy tree.
+	Method string  `json:"method"`
+	N      int     `json:"n"`      // candidates per prompt asked for (leaves for trees)
 	Tokens float64 `json:"tokens"` // mean generated tokens per prompt
-	Acc    float64 `json:"acc"`    // share of prompts whose selected answer is correct
+	// Candidates is the mean number of candidates per prompt: N for flat
+	// sampling, at most N for a tree (a response that ends before its
+	// fork point does not fork).
+	Candidates float64 `json:"candidates"`
+	Acc        float64 `json:"acc"` // share of prompts whose selected answer is correct
+	// ScorerAUC is how well the scorer orders one prompt's candidates:
+	// the mean, over prompts with right and wrong candidates, of PairAUC
+	// (0 when no prompt has both). The same for every method of one set
+	// of candidates; 1 for the verifier.
+	ScorerAUC float64 `json:"scorer_auc"`
 }
 
 // TTCConfig selects the test-time compute sweep.
@@ -33,7 +45,8 @@ type TTCConfig struct {
 	Sampling policy.Sampling
 	Seed     uint64
 	// Scorer picks best-of-N; nil uses the verifier's reward (an oracle
-	// upper bound).
+	// upper bound). With a scorer, the verifier's choice among the same
+	// candidates is reported too (methods oracle and tree_oracle).
 	Scorer Scorer
 	// Tree makes the tree candidates: an entropy tree whose leaves number
 	// N (M = N/(1+N_fork·T) roots); nil skips the tree methods.
@@ -115,52 +128,10 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 			return out, nil
 		}
 	}
-	// tally appends, for each method named in methods, the share of prompts
-	// whose chosen candidate is correct.
-	tally := func(groups []*search.Group, methods map[string]string, n int, out *[]TTCPoint) error {
-		var tokens int64
-		var candPrompts []task.Prompt
-		var texts []string
-		verdicts := make([][]task.Verdict, len(groups))
-		for i, g := range groups {
-			tokens += g.Usage.GeneratedTokens
-			for _, leaf := range g.Leaves() {
-				resp := text(leaf.Response())
-				verdicts[i] = append(verdicts[i], t.Verify(prompts[i], resp))
-				candPrompts = append(candPrompts, prompts[i])
-				texts = append(texts, resp)
-			}
-		}
-		scores, err := score(candPrompts, texts)
-		if err != nil {
-			return fmt.Errorf("score %d candidates: %w", len(texts), err)
-		}
-		if len(scores) != len(texts) {
-			return fmt.Errorf("score %d candidates: %d scores", len(texts), len(scores))
-		}
-		correct := map[string]int{}
-		k := 0
-		for _, vs := range verdicts {
-			best, bestScore := -1, 0.0
-			for j := range vs {
-				if s := scores[k+j]; best < 0 || s > bestScore {
-					best, bestScore = j, s
-				}
-			}
-			k += len(vs)
-			if methods["best"] != "" && best >= 0 && vs[best].Reward == 1 {
-				correct[methods["best"]]++
-			}
-			if v, ok := MajorityVote(vs); ok && methods["majority"] != "" && v.Reward == 1 {
-				correct[methods["majority"]]++
-			}
-		}
-		for _, name := range []string{methods["best"], methods["majority"]} {
-			if name != "" {
-				*out = append(*out, TTCPoint{Method: name, N: n, Tokens: float64(tokens) / float64(len(groups)), Acc: float64(correct[name]) / float64(len(groups))})
-			}
-		}
-		return nil
+	flat := ttcMethods{best: "best_of_n", majority: "majority"}
+	tree := ttcMethods{best: "tree_best", majority: "tree_majority"}
+	if cfg.Scorer != nil {
+		flat.oracle, tree.oracle = "oracle", "tree_oracle"
 	}
 	var out []TTCPoint
 	for _, n := range cfg.Ns {
@@ -171,32 +142,176 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 		if err != nil {
 			return nil, fmt.Errorf("test-time compute: %w", err)
 		}
-		if err := tally(groups, map[string]string{"best": "best_of_n", "majority": "majority"}, n, &out); err != nil {
+		pts, err := tallyTTC(t, prompts, groups, text, score, flat, n)
+		if err != nil {
 			return nil, fmt.Errorf("test-time compute: best-of-%d: %w", n, err)
 		}
-		if cfg.Tree != nil {
-			st, err := cfg.Tree(n)
-			if err != nil {
-				continue // no tree shape with n leaves
-			}
-			groups, err := run(st)
-			if err != nil {
-				return nil, fmt.Errorf("test-time compute: %w", err)
-			}
-			if err := tally(groups, map[string]string{"best": "tree_best", "majority": "tree_majority"}, n, &out); err != nil {
-				return nil, fmt.Errorf("test-time compute: tree with %d leaves: %w", n, err)
-			}
+		out = append(out, pts...)
+		if cfg.Tree == nil {
+			continue
+		}
+		st, err := cfg.Tree(n)
+		if err != nil {
+			continue // no tree shape with n leaves
+		}
+		if groups, err = run(st); err != nil {
+			return nil, fmt.Errorf("test-time compute: %w", err)
+		}
+		if pts, err = tallyTTC(t, prompts, groups, text, score, tree, n); err != nil {
+			return nil, fmt.Errorf("test-time compute: tree with %d leaves: %w", n, err)
+		}
+		out = append(out, pts...)
+	}
+	return out, nil
+}
+
+// ttcMethods names the points one set of candidates gives: best-of-N by
+// the scorer, majority vote and, when named, best-of-N by the verifier
+// (the oracle, reported beside a learned scorer's choice).
+type ttcMethods struct{ best, majority, oracle string }
+
+// tallyTTC verifies and scores the candidates of groups (groups[i]
+// answers prompts[i]) and returns one point per named method: the share
+// of prompts whose chosen candidate is correct, at the mean generated
+// tokens and candidates per prompt.
+func tallyTTC(t task.Task, prompts []task.Prompt, groups []*search.Group, text func([]int) string, score Scorer, m ttcMethods, n int) ([]TTCPoint, error) {
+	var tokens int64
+	var candPrompts []task.Prompt
+	var texts []string
+	verdicts := make([][]task.Verdict, len(groups))
+	for i, g := range groups {
+		tokens += g.Usage.GeneratedTokens
+		for _, leaf := range g.Leaves() {
+			resp := text(leaf.Response())
+			verdicts[i] = append(verdicts[i], t.Verify(prompts[i], resp))
+			candPrompts = append(candPrompts, prompts[i])
+			texts = append(texts, resp)
+		}
+	}
+	scores, err := score(candPrompts, texts)
+	if err != nil {
+		return nil, fmt.Errorf("score %d candidates: %w", len(texts), err)
+	}
+	if len(scores) != len(texts) {
+		return nil, fmt.Errorf("score %d candidates: %d scores", len(texts), len(scores))
+	}
+	var correct Selected
+	var aucSum float64
+	aucN, k := 0, 0
+	for _, vs := range verdicts {
+		correct = correct.Add(Select(vs, scores[k:k+len(vs)]))
+		if auc, ok := PairAUC(vs, scores[k:k+len(vs)]); ok {
+			aucSum, aucN = aucSum+auc, aucN+1
+		}
+		k += len(vs)
+	}
+	np := float64(len(groups))
+	at := TTCPoint{N: n, Tokens: float64(tokens) / np, Candidates: float64(len(texts)) / np}
+	if aucN > 0 {
+		at.ScorerAUC = aucSum / float64(aucN)
+	}
+	var out []TTCPoint
+	for _, c := range []struct {
+		name  string
+		count int
+	}{{m.best, correct.Best}, {m.majority, correct.Majority}, {m.oracle, correct.Oracle}} {
+		if c.name != "" {
+			p := at
+			p.Method, p.Acc = c.name, float64(c.count)/np
+			out = append(out, p)
 		}
 	}
 	return out, nil
 }
 
-// TreeWithLeaves returns an entropy tree with n leaves per prompt when
-// n = M·(1 + N·T) has a solution with N = 2, T = 1, L = 1 (n divisible by
-// 3), else an error.
-func TreeWithLeaves(n int) (search.Strategy, error) {
-	if n%3 != 0 {
-		return nil, fmt.Errorf("no entropy tree (N=2, T=1, L=1) has %d leaves", n)
+// Selected counts correct choices of the three selection rules.
+type Selected struct {
+	// Best: the candidate with the highest score (the first of equals).
+	Best int
+	// Majority: the most frequent answer (MajorityVote).
+	Majority int
+	// Oracle: the candidate with the highest verifier reward.
+	Oracle int
+}
+
+// Add returns the sum of two counts.
+func (s Selected) Add(o Selected) Selected {
+	return Selected{Best: s.Best + o.Best, Majority: s.Majority + o.Majority, Oracle: s.Oracle + o.Oracle}
+}
+
+// Select applies the selection rules to one prompt's candidates, their
+// verdicts vs and scores (scores[i] is vs[i]'s; higher is better), and
+// returns 1 for each rule whose choice is correct (reward 1), else 0. No
+// candidate, or no candidate with an answer for the majority, chooses
+// nothing (0).
+func Select(vs []task.Verdict, scores []float64) Selected {
+	var s Selected
+	if best := argmax(len(vs), func(i int) float64 { return scores[i] }); best >= 0 && vs[best].Reward == 1 {
+		s.Best = 1
 	}
-	return search.NewStrategy("entropy_tree", map[string]string{"m": fmt.Sprint(n / 3), "n": "2", "l": "1", "t": "1"})
+	if o := argmax(len(vs), func(i int) float64 { return vs[i].Reward }); o >= 0 && vs[o].Reward == 1 {
+		s.Oracle = 1
+	}
+	if v, ok := MajorityVote(vs); ok && v.Reward == 1 {
+		s.Majority = 1
+	}
+	return s
+}
+
+// PairAUC is the share of (right, wrong) pairs of one prompt's
+// candidates that the scores order right (a right candidate scored above
+// a wrong one; equal scores count half), and whether there is such a
+// pair. Right means reward 1.
+func PairAUC(vs []task.Verdict, scores []float64) (float64, bool) {
+	var wins float64
+	pairs := 0
+	for i, a := range vs {
+		if a.Reward != 1 {
+			continue
+		}
+		for j, b := range vs {
+			if b.Reward == 1 {
+				continue
+			}
+			pairs++
+			switch {
+			case scores[i] > scores[j]:
+				wins++
+			case scores[i] == scores[j]:
+				wins += 0.5
+			}
+		}
+	}
+	if pairs == 0 {
+		return 0, false
+	}
+	return wins / float64(pairs), true
+}
+
+// argmax is the first index of the largest of f(0), …, f(n−1), or −1 when
+// n is 0.
+func argmax(n int, f func(int) float64) int {
+	best, bestV := -1, 0.0
+	for i := range n {
+		if v := f(i); best < 0 || v > bestV {
+			best, bestV = i, v
+		}
+	}
+	return best
+}
+
+// TreeWithLeaves returns an entropy tree with n leaves per prompt,
+// n = M·(1 + N·T) with T = 1, L = 1: N = 2 when n is divisible by 3, else
+// N = 3 when n is divisible by 4 (4, 8, 16, …), else an error.
+func TreeWithLeaves(n int) (search.Strategy, error) {
+	forks := 0
+	switch {
+	case n > 0 && n%3 == 0:
+		forks = 2
+	case n > 0 && n%4 == 0:
+		forks = 3
+	default:
+		return nil, fmt.Errorf("no entropy tree (N=2 or 3, T=1, L=1) has %d leaves: want a multiple of 3 or 4", n)
+	}
+	return search.NewStrategy("entropy_tree", map[string]string{"m": fmt.Sprint(n / (1 + forks)), "n": fmt.Sprint(forks), "l": "1", "t": "1"})
 }

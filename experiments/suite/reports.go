@@ -204,9 +204,10 @@ func advantage() Report {
 func ttc() Report {
 	return Report{
 		Number: 9, Name: "ttc", Title: "Test-time compute",
-		Claim:  `spending more samples per prompt at answer time (best-of-N by a verifier, majority vote) raises accuracy, for the base policy and for an RL-trained one.`,
-		Source: "Snell et al. 2024 (scaling test-time compute); Brown et al. 2024 (large language monkeys)",
-		Design: shortTask + `One RL run per seed (flat, 8 × 8, 10,000 sampled tokens) evaluated with 16 samples per prompt; the variants differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples): k = 1, 4, 16, so their training is identical and their evaluations at mark 0 (the base policy) and at 10,000 tokens (the trained policy) read the same samples at different k. Tokens per prompt at answer time are k times the mean response length. Best-of-N by the learned reward model and trees at answer time are ` + "`rollout ttc`" + `'s, not part of this report.`,
+		Claim:  `spending more samples per prompt at answer time (best-of-N by a verifier or by a learned reward model, majority vote) raises accuracy, for the base policy and for an RL-trained one; an entropy tree at answer time spends its tokens at least as well as flat sampling.`,
+		Source: "Snell et al. 2024 (scaling test-time compute); Brown et al. 2024 (large language monkeys); TreeRL (Hou et al. 2025) for trees",
+		Design: shortTask + `One RL run per seed (flat, 8 × 8, 10,000 sampled tokens) evaluated with 16 samples per prompt; the variants differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples): k = 1, 4, 16, so their training is identical and their evaluations at mark 0 (the base policy) and at 10,000 tokens (the trained policy) read the same samples at different k (the tables from the store below). ` +
+			"`k1`" + ` keeps its final policy (` + "`train.save_final`" + `), which the report then measures at answer time beside the base policy, each seed with its own sampling streams and held-out prompts (the config's 100 eval prompts, the rollout temperature 1): N = 1, 2, 4, 8, 16 flat samples a prompt, and entropy trees of 4 and 16 leaves (M = N/4 roots, each forked at its 3 highest-entropy tokens once: N = 3, T = 1, L = 1; a response ending before a fork point forks less, so a tree may have fewer leaves). One answer a prompt is chosen from the same candidates by the verifier (best-of-N by the verifier: an oracle bound), by the learned reward model (best-of-N by its score; the model of the config's ` + "`reward_model`" + ` section, trained on the base policy's samples, as ` + "`rollout reward-model`" + ` caches it) and by majority vote over the answers; trees are judged by the same three rules. Tokens per prompt are the generated tokens of all candidates (a tree's shared prefixes counted once). The measurement is deterministic: the same policies, seeds and build give the same tables. Trees are compared with flat majority at matched tokens: each seed's flat majority curve interpolated linearly at the tree's tokens per prompt.`,
 		Tables: []Table{
 			{Title: "Base policy (mark 0)", At: "tokens:0", Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
 			{Title: "After RL (10,000 sampled tokens)", At: atEnd, Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
@@ -215,9 +216,38 @@ func ttc() Report {
 			{Variant: "k16", Metric: "eval/maj@k", At: "tokens:0", Want: Higher, Margin: 0.02},
 			{Variant: "k16", Metric: "eval/maj@k", At: atEnd, Want: Higher, Margin: 0.02},
 		},
+		AnswerTime: &AnswerTime{
+			Variant: "k1", Ns: []int{1, 2, 4, 8, 16}, TreeLeaves: []int{4, 16},
+			Checks: []AnswerCheck{
+				{Policy: PolicyBase, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
+				{Policy: PolicyRL, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
+				{Policy: PolicyBase, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
+				{Policy: PolicyRL, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
+			},
+			Compare: ttcComparisons(),
+		},
 		Plots:   []Plot{{Metric: "eval/maj@k", X: report.XTokens}, {Metric: "eval/pass@k", X: report.XTokens}},
-		Minutes: 5,
+		Minutes: 8,
 	}
+}
+
+// ttcComparisons are the test-time compute report's comparisons without
+// a verdict, for both policies: the reward model against majority vote
+// and against the oracle at 16, trees against flat sampling at equal
+// leaves and at matched tokens.
+func ttcComparisons() []AnswerCheck {
+	var out []AnswerCheck
+	for _, pol := range []string{PolicyBase, PolicyRL} {
+		out = append(out,
+			AnswerCheck{Policy: pol, Method: "best_of_n", N: 16, Against: "majority", AgainstN: 16},
+			AnswerCheck{Policy: pol, Method: "best_of_n", N: 16, Against: "oracle", AgainstN: 16},
+			AnswerCheck{Policy: pol, Method: "majority", N: 16, Against: "majority", AgainstN: 1},
+			AnswerCheck{Policy: pol, Method: "tree_majority", N: 16, Against: "majority", AgainstN: 16},
+			AnswerCheck{Policy: pol, Method: "tree_best", N: 16, Against: "best_of_n"},
+			AnswerCheck{Policy: pol, Method: "tree_oracle", N: 16, Against: "oracle"},
+		)
+	}
+	return out
 }
 
 func recipe() Report {

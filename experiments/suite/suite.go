@@ -51,6 +51,10 @@ type Report struct {
 	Checks []Check
 	// Plots are drawn into the report's directory.
 	Plots []Plot
+	// AnswerTime, when set, measures the experiment's policies at answer
+	// time (Meta.Measure): its checks join Checks, its tables and plots
+	// follow Tables.
+	AnswerTime *AnswerTime
 	// Minutes is the estimated wall time of the report's runs on the
 	// 2-core machine, for the index while it is not generated.
 	Minutes float64
@@ -229,6 +233,12 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 	if a == nil || b == nil {
 		return Outcome{}, fmt.Errorf("suite: check %s %s: experiment %s has no variant %q or %q", c.Metric, c.At, experiment, c.Variant, baseline)
 	}
+	return compare(c, c.against(baseline), a, b)
+}
+
+// compare tests a check's values a (the variant's) against b (what it is
+// compared with, named against) per seed over their shared seeds.
+func compare(c Check, against string, a, b map[int64]float64) (Outcome, error) {
 	var xs, ys []float64
 	for _, seed := range slices.Sorted(maps.Keys(a)) {
 		if y, ok := b[seed]; ok {
@@ -237,13 +247,13 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 	}
 	t, err := stats.PairedTest(xs, ys)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("suite: check %s of %s against %s at %s: %w", c.Metric, c.Variant, c.against(baseline), c.At, err)
+		return Outcome{}, fmt.Errorf("suite: check %s of %s against %s at %s: %w", c.Metric, c.Variant, against, c.At, err)
 	}
 	lo, hi := t.Lo, t.Hi
 	if t.StdErr == 0 || math.IsNaN(lo) || math.IsNaN(hi) {
 		lo, hi = t.Diff, t.Diff
 	}
-	return Outcome{Check: c, Against: c.against(baseline), Test: t, MDE: mde(t), Verdict: decide(c.Want, c.Margin, lo, hi)}, nil
+	return Outcome{Check: c, Against: against, Test: t, MDE: mde(t), Verdict: decide(c.Want, c.Margin, lo, hi)}, nil
 }
 
 // Values returns each variant's value of metric per seed at a point of

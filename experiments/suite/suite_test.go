@@ -81,11 +81,16 @@ func TestReportsAreComplete(t *testing.T) {
 		if !strings.Contains(string(raw), "name: econ_"+r.Name+"\n") {
 			t.Errorf("report %s: its config is not named econ_%s", r.Name, r.Name)
 		}
+		variants := []string{}
 		for _, c := range r.Checks {
-			for _, v := range []string{c.Variant, c.Baseline} {
-				if v != "" && !strings.Contains(string(raw), "- name: "+v+"\n") {
-					t.Errorf("report %s: check on variant %q, which its config does not have", r.Name, v)
-				}
+			variants = append(variants, c.Variant, c.Baseline)
+		}
+		if r.AnswerTime != nil {
+			variants = append(variants, r.AnswerTime.Variant)
+		}
+		for _, v := range variants {
+			if v != "" && !strings.Contains(string(raw), "- name: "+v+"\n") {
+				t.Errorf("report %s: check on variant %q, which its config does not have", r.Name, v)
 			}
 		}
 	}

@@ -49,6 +49,9 @@ type Meta struct {
 	Options report.Options
 	// Range gives a metric's possible range for the plots' bands.
 	Range func(metric string) (lo, hi float64, ok bool)
+	// Measure measures policies at answer time, for a report with an
+	// AnswerTime.
+	Measure Measurer
 }
 
 // Write renders the report from the store into dir/NAME.md with its plots
@@ -83,6 +86,13 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 		}
 		outs = append(outs, o)
 	}
+	var answer *answerSection
+	if r.AnswerTime != nil {
+		if answer, err = measureAnswerSection(r.AnswerTime, runs, meta.Measure); err != nil {
+			return "", fmt.Errorf("suite: report %s: %w", r.Name, err)
+		}
+		outs = append(outs, answer.checks...)
+	}
 	verdict := Overall(outs)
 	p := &printer{w: w}
 	p.f("# %d. %s\n\n", r.Number, r.Title)
@@ -95,6 +105,11 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 	writeChecks(p, outs, exp.Baseline)
 	for _, t := range r.Tables {
 		if err := writeTable(p, st, exp, t, meta.Options); err != nil {
+			return "", err
+		}
+	}
+	if answer != nil {
+		if err := answer.write(p, dir, r.Name); err != nil {
 			return "", err
 		}
 	}

@@ -1,0 +1,147 @@
+package suite
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/tracking"
+)
+
+// interpolate follows the curve through the points in order of x, holds
+// its ends beyond them and averages points at equal x.
+func TestInterpolate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		xs, ys []float64
+		x      float64
+		want   float64
+	}{
+		{"between", []float64{10, 20}, []float64{0.2, 0.4}, 15, 0.3},
+		{"unsorted", []float64{40, 10, 20}, []float64{0.6, 0.2, 0.4}, 30, 0.5},
+		{"at a point", []float64{10, 20, 40}, []float64{0.2, 0.4, 0.6}, 20, 0.4},
+		{"below the first", []float64{10, 20}, []float64{0.2, 0.4}, 5, 0.2},
+		{"beyond the last", []float64{10, 20}, []float64{0.2, 0.4}, 50, 0.4},
+		{"equal xs averaged", []float64{10, 10, 20}, []float64{0.1, 0.3, 0.4}, 15, 0.3},
+		{"one point", []float64{10}, []float64{0.7}, 15, 0.7},
+		{"none", nil, nil, 15, 0},
+	} {
+		if got := interpolate(tc.xs, tc.ys, tc.x); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: interpolate(%v, %v, %g) = %g, want %g", tc.name, tc.xs, tc.ys, tc.x, got, tc.want)
+		}
+	}
+}
+
+// handResults are hand-made measurements over seeds 1–5: flat majority
+// at N = 1, 2 costs 10 and 20 tokens with accuracy 0.2 and 0.4; the
+// reward model's best-of-2 is the seed's gain above best-of-1; a tree of
+// 2 leaves costs 15 tokens with accuracy 0.35 (flat majority at 15
+// tokens: 0.3).
+func handResults(gains []float64) answerResults {
+	r := answerResults{points: map[string]map[int64][]rl.TTCPoint{}}
+	for _, pol := range []string{PolicyBase, PolicyRL} {
+		r.points[pol] = map[int64][]rl.TTCPoint{}
+		for i, g := range gains {
+			r.points[pol][int64(i+1)] = []rl.TTCPoint{
+				{Method: "majority", N: 1, Tokens: 10, Candidates: 1, Acc: 0.2},
+				{Method: "best_of_n", N: 1, Tokens: 10, Candidates: 1, Acc: 0.2},
+				{Method: "oracle", N: 1, Tokens: 10, Candidates: 1, Acc: 0.2},
+				{Method: "majority", N: 2, Tokens: 20, Candidates: 2, Acc: 0.4},
+				{Method: "best_of_n", N: 2, Tokens: 20, Candidates: 2, Acc: 0.2 + g, ScorerAUC: 0.25},
+				{Method: "oracle", N: 2, Tokens: 20, Candidates: 2, Acc: 0.5},
+				{Method: "tree_majority", N: 2, Tokens: 15, Candidates: 1.9, Acc: 0.35 + 0.001*float64(i)},
+			}
+		}
+	}
+	return r
+}
+
+// Answer-time checks pair seeds: a consistent gain of the reward model
+// holds, a loss does not, and a tree is compared with flat majority
+// interpolated at its own tokens.
+func TestAnswerOutcomes(t *testing.T) {
+	r := handResults([]float64{0.05, 0.06, 0.04, 0.05, 0.05})
+	o, err := r.outcome(AnswerCheck{Policy: PolicyRL, Method: "best_of_n", N: 2, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02})
+	if err != nil || o.Verdict != Holds || math.Abs(o.Test.Diff-0.05) > 1e-9 || o.Test.N1 != 5 {
+		t.Fatalf("gain: %+v %v, want +0.05 over 5 seeds, holds", o, err)
+	}
+	if o.Variant != "reward-model best-of-2" || o.Against != "reward-model best-of-1" || o.At != "answer time, after RL" {
+		t.Errorf("names: %q against %q at %q", o.Variant, o.Against, o.At)
+	}
+	worse := handResults([]float64{-0.05, -0.06, -0.04, -0.05, -0.05})
+	if o, err := worse.outcome(AnswerCheck{Policy: PolicyBase, Method: "best_of_n", N: 2, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02}); err != nil || o.Verdict != DoesNotHold {
+		t.Errorf("loss: %+v %v, want does not hold", o, err)
+	}
+	o, err = r.outcome(AnswerCheck{Policy: PolicyBase, Method: "tree_majority", N: 2, Against: "majority", Want: NotWorse, Margin: 0.03})
+	if err != nil || math.Abs(o.Test.Diff-0.052) > 1e-9 || o.Verdict != Holds || o.Against != "majority at the same tokens" {
+		t.Fatalf("tree at matched tokens: %+v %v, want +0.052 (0.35..0.354 against 0.3), holds", o, err)
+	}
+	if _, err := r.outcome(AnswerCheck{Policy: PolicyRL, Method: "tree_best", N: 16, Against: "best_of_n", AgainstN: 1}); err == nil || !strings.Contains(err.Error(), "tree_best at N=16") {
+		t.Errorf("missing rule: %v", err)
+	}
+}
+
+// A report with an AnswerTime measures the base and final policy of every
+// run of its variant, adds its checks to the verdict, and writes its
+// tables, comparisons and plots; a missing measurer or a failed
+// measurement is an error naming the run.
+func TestRenderAnswerTime(t *testing.T) {
+	st := fakeStore(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05})
+	gains := []float64{-0.05, -0.06, -0.04, -0.05, -0.05}
+	hand := handResults(gains)
+	var calls []string
+	measure := func(run tracking.Run, policy string, spec Spec) (Measured, error) {
+		calls = append(calls, run.ID+" "+policy)
+		return Measured{Points: hand.points[policy][run.Seed], RewardModel: "rm (AUC 0.7)"}, nil
+	}
+	r := Report{Number: 9, Name: "x", Title: "X", Claim: "c", Source: "s", Design: "d",
+		Checks: []Check{{Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Margin: 0.02}},
+		AnswerTime: &AnswerTime{Variant: "v", Ns: []int{1, 2}, TreeLeaves: []int{2},
+			Checks:  []AnswerCheck{{Policy: PolicyRL, Method: "best_of_n", N: 2, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02}},
+			Compare: []AnswerCheck{{Policy: PolicyBase, Method: "tree_majority", N: 2, Against: "majority"}}},
+		Minutes: 1}
+	dir := t.TempDir()
+	v, err := Write(st, r, dir, Meta{Command: "c", Commit: "abc", Machine: "m", Store: "s.db", Measure: measure})
+	if err != nil || v != DoesNotHold {
+		t.Fatalf("write: %v %v, want does not hold (the reward model's loss)", v, err)
+	}
+	if len(calls) != 10 || calls[0] != "v1 base" || calls[1] != "v1 rl" {
+		t.Errorf("measured %v, want base and rl of v1 … v5", calls)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "x.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(raw)
+	for _, want := range []string{
+		"## At answer time: base policy", "## At answer time: after RL",
+		"| reward-model best-of-2 | reward-model best-of-1 | answer accuracy | answer time, after RL | higher |",
+		"| majority of N | 2 | 2 ± 0 | 20 ± 0 | 0.4 ± 0 | 0 paired | — |",
+		"| reward-model best-of-N | 2 | 2 ± 0 | 20 ± 0 | 0.15000 ± 0.00878 | 9.35e-05 paired | 0.25 ± 0 |",
+		"| reward-model best-of-N | 1 | 1 ± 0 | 10 ± 0 | 0.2 ± 0 | — | — |",
+		"| tree, majority, 2 leaves | majority at the same tokens | answer time, base policy |",
+		"Reward model: rm (AUC 0.7).", "(x_answer_time_rl.png)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"x_answer_time_base.png", "x_answer_time_rl.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("plot %s: %v", f, err)
+		}
+	}
+	if _, err := Write(st, r, dir, Meta{}); err == nil || !strings.Contains(err.Error(), "no measurer") {
+		t.Errorf("without a measurer: %v", err)
+	}
+	failing := func(run tracking.Run, policy string, spec Spec) (Measured, error) {
+		return Measured{}, errors.New("no final policy")
+	}
+	if _, err := Write(st, r, dir, Meta{Measure: failing}); err == nil || !strings.Contains(err.Error(), "run v1 (v seed 1)") || !strings.Contains(err.Error(), "no final policy") {
+		t.Errorf("failed measurement: %v", err)
+	}
+}
