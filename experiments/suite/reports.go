@@ -45,19 +45,23 @@ const shortTask = `Task: two-digit addition with the carry scratchpad (responses
 
 const commonBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k and 10k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`
 
+// longTask is the task and base policy of the reports on long responses
+// (compute, max_length).
+const longTask = `Task: ` + "`long_add`" + ` — 4- to 6-digit addition worked column by column with the rewritten scratchpad: responses of 69–70, 91–92 and 115–116 tokens (EOS included) for 4, 5 and 6 digits, the task's cap being 116 — from the base policy of long_add.yaml's pretraining with seed 1 (1,000 supervised steps; 61.1% greedy accuracy on 200 held-out prompts in treerl_training.md's second cell): responses long enough for the generation phase and length caps to show. `
+
 func compute() Report {
 	return Report{
 		Number: 1, Name: "compute", Title: "Where the compute goes",
 		Claim:  `"the rollout phase dominates": generation takes most of an RL step's time.`,
 		Source: "verl, OpenRLHF and AReaL system papers",
-		Design: shortTask + `Groups of 4 and 16 samples per prompt (8 prompts a step) on two- and four-digit addition (responses up to 9 and 19 characters), 6 steps each, no filtering. Per step: wall time of generation (` + "`timing_s/gen`" + `) and of the update (` + "`timing_s/update`" + `), sampled FLOPs (` + "`budget/flops`" + `: every position's forward pass with its context) and training FLOPs (` + "`budget/train_flops`" + `: π_old's forward and 3× forward per epoch). share/gen_time and share/gen_flops are generation's share of the step's sum, per run.`,
-		Tables: []Table{{Title: "Cost per step", At: "mean", Metrics: []string{"timing_s/gen", "timing_s/update", "share/gen_time", "budget/flops", "budget/train_flops", "share/gen_flops", "response_length/mean"}}},
+		Design: longTask + `Groups of 4 and 16 samples per prompt (8 prompts a step), each at the task's length (` + "`n4_full`" + `, ` + "`n16_full`" + `) and under a cap of 72 tokens (` + "`rollout.max_tokens`" + `: the 4-digit responses fit, the 5- and 6-digit ones are cut at 72; ` + "`n4_cap72`" + `, ` + "`n16_cap72`" + `), 4 steps a run, no filtering, 5 seeds, runs one at a time. Per step: wall time of generation (` + "`timing_s/gen`" + `) and of the update (` + "`timing_s/update`" + `), sampled FLOPs (` + "`budget/flops`" + `: every position's forward pass with its context) and training FLOPs (` + "`budget/train_flops`" + `: π_old's forward and 3× forward per epoch). share/gen_time and share/gen_flops are generation's share of the step's sum, per run; the checks test the share of wall time at the task's length against one half. Wall times are measured on the shared machine with other users' jobs running, and the runs go one variant after another, so differences of wall time between variants mix in the drift of the machine's load (the shares compare generation and update within the same steps); the FLOPs are counts, the same on any machine.`,
+		Tables: []Table{{Title: "Cost per step", At: "mean", Metrics: []string{"timing_s/gen", "timing_s/update", "share/gen_time", "budget/flops", "budget/train_flops", "share/gen_flops", "response_length/mean", "response_length/clip_ratio"}}},
 		Checks: []Check{
-			{Variant: "d2_n4", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
-			{Variant: "d4_n16", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
+			{Variant: "n4_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
+			{Variant: "n16_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
 		},
 		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
-		Minutes: 4,
+		Minutes: 6,
 	}
 }
 
@@ -124,21 +128,27 @@ func temperature() Report {
 }
 
 func maxLength() Report {
+	const end, mid = "tokens:16000", "tokens:8000"
+	acc := []string{"eval/acc", "eval/pass@1"}
 	return Report{
 		Number: 5, Name: "max_length", Title: "Maximum response length and overlong responses",
 		Claim:  `"shorter maximum lengths where the task allows" cut the cost of a step without hurting accuracy; DAPO's overlong filtering and soft overlong punishment handle the responses cut at the cap.`,
 		Source: "DAPO (Yu et al. 2025), overlong filtering and soft overlong punishment",
-		Design: shortTask + `The task's cap is 10 tokens (9 characters and EOS). At a cap of 9 the longest correct answers (three-digit sums, 9 characters) still fit, without their EOS, so the task allows it; at 8 they are cut. Variants: ` + "`full`" + ` (cap 10), cap 9 with the three overlong modes (` + "`truncate`" + `: trained on as cut; ` + "`filter`" + `: masked out of the loss; ` + "`penalty`" + `: DAPO's soft punishment with L_cache 2, so lengths 8 and 9 get −0.5 and −1), and cap 8 truncated. No filtering of groups, 8 prompts × 8 samples a step. Evaluation always generates up to the task's cap, so accuracy measures the trained policy, not the cap. ` + commonBudget,
+		Design: longTask + `A cap of 94 tokens (` + "`rollout.max_tokens`" + `; 0.8× the task's cap) keeps every 4- and 5-digit response whole and cuts the 6-digit ones, which then have no answer and earn no reward; a cap of 72 (0.6× the task's cap) keeps only the 4-digit ones. No cap below 116 is one the task allows for every prompt: the report measures what cutting the longest responses costs and saves. Variants: ` + "`full`" + ` (the task's cap, 116); ` + "`cap94_truncate`" + `, ` + "`cap94_filter`" + ` and ` + "`cap94_penalty`" + `, the cap of 94 with the three overlong modes (truncate: trained on as cut; filter: masked out of the loss; penalty: DAPO's soft punishment with L_cache 2, so lengths 93 and 94 get −0.5 and −1, which no whole 4- or 5-digit response reaches); and ` + "`cap72_truncate`" + `. No filtering of groups, 4 prompts × 8 samples a step. Evaluation always generates up to the task's cap, so accuracy measures the trained policy, not the cap. Every run samples 16,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 8k and 16k sampled tokens (greedy accuracy and the accuracy of one sample, pass@1, on 200 held-out prompts drawn per seed); 10 seeds per variant, shared, so every test is paired; runs two at a time. A step stops at each evaluation mark, so the steps just before a mark draw only the prompts the tokens left cover at the cap (fewer of them under a longer cap): per-step means of FLOPs and time mix those smaller steps in, and the cost of a step of 4 prompts is read as the tokens per response (` + "`response_length/mean`" + `; the compute report measures FLOPs and time per step at fixed steps). Wall times carry the drift of the shared machine's load, the runs going one variant after another. The checks: the cap of 94 shortens the responses of a step, and with each overlong mode it is not worse than ` + "`full`" + ` by more than 3 points of greedy accuracy at 16k sampled tokens.`,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
-			{Title: "Cost and truncation per step", At: "mean", Metrics: []string{"steps", "response_length/mean", "response_length/clip_ratio", "overlong/masked", "timing_s/gen", "wall_s"}},
+			{Title: "Held-out accuracy at 16,000 sampled tokens", At: end, Metrics: acc},
+			{Title: "Held-out accuracy at 8,000 sampled tokens", At: mid, Metrics: acc},
+			{Title: "The base policy (0 sampled tokens)", At: "tokens:0", Metrics: acc},
+			{Title: "Cost and truncation per step", At: "mean", Metrics: []string{"steps", "response_length/mean", "response_length/clip_ratio", "overlong/masked", "reward/mean", "budget/train_flops", "timing_s/gen", "timing_s/update", "wall_s"}},
 		},
 		Checks: []Check{
-			{Variant: "cap9_truncate", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
-			{Variant: "cap9_truncate", Metric: "response_length/mean", At: "mean", Want: Lower, Margin: 0},
+			{Variant: "cap94_truncate", Metric: "response_length/mean", At: "mean", Want: Lower, Margin: 0},
+			{Variant: "cap94_truncate", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
+			{Variant: "cap94_filter", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
+			{Variant: "cap94_penalty", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
 		},
 		Plots:   []Plot{accPlot(), {Metric: "response_length/clip_ratio", X: report.XTokens}},
-		Minutes: 7,
+		Minutes: 22,
 	}
 }
 
