@@ -78,6 +78,9 @@ type Method struct {
 	Name string
 	// Family groups methods drawn as one line (e.g. "entropy", "segment").
 	Family string
+	// Shape is the tree's shape ("6,2,1,2"); methods of the same Shape and
+	// different fork-score families are compared pairwise. "" for none.
+	Shape string
 	// Outcomes has one entry per prompt, the same prompts for every method.
 	Outcomes []Outcome
 }
