@@ -13,29 +13,30 @@ import (
 // A prompt is a chain of additions and subtractions of one-digit numbers
 // to a two-digit start, "v+d-d+d..." (MinOps..MaxOps operations, drawn per
 // prompt), whose running value stays in 10..99. The response works it out
-// one operation at a time, each step writing the new value followed by the
-// operations still to do (the chain rewritten shorter by one), the steps
-// separated by spaces; the last step writes "=" and the result:
+// one operation at a time, each step the chain so far rewritten with its
+// first operation done: the value, the operation, "=", the new value and
+// the operations still to do, the steps separated by spaces; the result
+// is the value after the last step's "=":
 //
-//	47+8-5+9 → "55-5+9 50+9=59"
+//	47+8-5+9 → "47+8=55-5+9 55-5=50+9 50+9=59"
 //
-// A response of n operations is n² + 2n - 1 characters long (62 for 7,
-// 98 for 9): each step's value (two characters, computed from the
-// line before) is a decisive choice inside a long low-entropy stretch (the
-// remaining operations, copied from the line before). No step needs to
-// look anything up in the prompt but the first.
+// A response of n operations is n² + 7n - 1 characters long (77 for 6,
+// 119 for 8): each step's new value (two characters, computed from the
+// four before it) is a decisive choice inside a long low-entropy stretch
+// (the value and the operations, copied from the step before). No step
+// needs to look anything up in the prompt but the first.
 type ChainParams struct {
-	// MinOps is the fewest operations in a chain, in 2..MaxOps. Default 7.
+	// MinOps is the fewest operations in a chain, in 2..MaxOps. Default 6.
 	MinOps int `yaml:"min_ops" json:"min_ops"`
-	// MaxOps is the most operations in a chain, in MinOps..12. Default 9.
+	// MaxOps is the most operations in a chain, in MinOps..12. Default 8.
 	MaxOps int `yaml:"max_ops" json:"max_ops"`
 }
 
-// DefaultChainParams returns the defaults: chains of 7 to 9 operations
-// (responses of 62 to 98 characters).
-func DefaultChainParams() ChainParams { return ChainParams{MinOps: 7, MaxOps: 9} }
+// DefaultChainParams returns the defaults: chains of 6 to 8 operations
+// (responses of 77 to 119 characters).
+func DefaultChainParams() ChainParams { return ChainParams{MinOps: 6, MaxOps: 8} }
 
-// chainMaxOps bounds MaxOps: a 12-operation response is 167 characters.
+// chainMaxOps bounds MaxOps: a 12-operation response is 227 characters.
 const chainMaxOps = 12
 
 // Validate reports parameters out of range, naming the field.
@@ -50,10 +51,10 @@ func (p ChainParams) Validate() error {
 }
 
 // Chain is the "chain" task. The verifier checks the form of the steps
-// (one per operation, each a number followed by one operation fewer than
-// the step before) and grades the result after "=": the values and the
-// copied operations are not graded, so a response cannot skip the steps
-// but is free in how it gets the result.
+// (one per operation, each "v±d=w" followed by one operation fewer than
+// the step before) and grades the result after the last "=": the values
+// and the copied operations are not graded, so a response cannot skip the
+// steps but is free in how it gets the result.
 type Chain struct{ p ChainParams }
 
 // NewChain builds the "chain" task.
@@ -94,11 +95,11 @@ func (t *Chain) Params() ChainParams { return t.p }
 func (t *Chain) MaxPromptLen() int { return 2 + 2*t.p.MaxOps }
 
 // MaxResponseLen is the length of a correct response of MaxOps operations,
-// n² + 2n - 1, plus one character a step for values of three digits (a
-// flawed demonstration's, or a policy's, value may leave 10..99).
+// n² + 7n - 1, plus two characters a step for values of three digits (a
+// flawed demonstration's, or a policy's, values may leave 10..99).
 func (t *Chain) MaxResponseLen() int {
 	n := t.p.MaxOps
-	return n*n + 3*n - 1
+	return n*n + 9*n - 1
 }
 
 // Prompt returns prompt i of a split.
@@ -122,7 +123,7 @@ func (t *Chain) Prompt(split Split, seed uint64, i int) (Prompt, error) {
 // prompt completes q with its result and builds its Prompt.
 func (t *Chain) prompt(q *chainProblem) Prompt {
 	demo := chainResponse(q.start, q.ops, nil)
-	_, q.result, _ = strings.Cut(demo, "=")
+	q.result = demo[strings.LastIndexByte(demo, '=')+1:]
 	text := chainText(q.start, q.ops)
 	return Prompt{Text: text, Demo: demo, problem: q, parsedText: text}
 }
@@ -163,6 +164,11 @@ func chainResponse(start int, ops []chainOp, slip *chainSlip) string {
 	var sb strings.Builder
 	v := start
 	for k := range ops {
+		if k > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.Itoa(v))
+		writeChainOps(&sb, ops[k:k+1])
 		v = ops[k].apply(v)
 		if slip != nil && slip.step == k {
 			v += slip.value
@@ -178,12 +184,7 @@ func chainResponse(start int, ops []chainOp, slip *chainSlip) string {
 			}
 		}
 		v = max(v, 0)
-		switch {
-		case k == len(ops)-1:
-			sb.WriteByte('=')
-		case k > 0:
-			sb.WriteByte(' ')
-		}
+		sb.WriteByte('=')
 		sb.WriteString(strconv.Itoa(v))
 		writeChainOps(&sb, ops[k+1:])
 	}
@@ -231,17 +232,28 @@ func (t *Chain) parseChain(text string) (*chainProblem, error) {
 	return q, nil
 }
 
-// AnswerStart is the position after the first "=" (len(response) when
-// there is none).
-func (t *Chain) AnswerStart(_ Prompt, response string) int {
-	if i := strings.IndexByte(response, '='); i >= 0 {
-		return i + 1
+// AnswerStart is the position after the n-th "=" of a chain of n
+// operations, the last step's (len(response) when there is none, or the
+// prompt does not parse).
+func (t *Chain) AnswerStart(p Prompt, response string) int {
+	q, ok := problemOf(p, problemFrom[*chainProblem](t.ParsePrompt))
+	if !ok {
+		return len(response)
+	}
+	seen := 0
+	for i := 0; i < len(response); i++ {
+		if response[i] == '=' {
+			if seen++; seen == len(q.ops) {
+				return i + 1
+			}
+		}
 	}
 	return len(response)
 }
 
 // Verify checks the form of the steps (see Chain) and grades the result
-// after "=" against the chain's value; leading zeros are allowed.
+// after the last step's "=" against the chain's value; leading zeros are
+// allowed.
 func (t *Chain) Verify(p Prompt, response string) Verdict {
 	q, ok := problemOf(p, problemFrom[*chainProblem](t.ParsePrompt))
 	if !ok {
@@ -250,8 +262,8 @@ func (t *Chain) Verify(p Prompt, response string) Verdict {
 	if v, ok := screen(response, t.MaxResponseLen()); !ok {
 		return v
 	}
-	steps, ans, ok := strings.Cut(response, "=")
-	if !ok || !chainStepsForm(steps, len(q.ops)) || !chainValue(ans) {
+	ans, ok := chainSteps(response, len(q.ops))
+	if !ok {
 		return Verdict{Reason: ParseError}
 	}
 	ans = strings.TrimLeft(ans, "0")
@@ -267,24 +279,37 @@ func (t *Chain) Verify(p Prompt, response string) Verdict {
 // chainValue reports whether s is a value of 1 to 3 digits.
 func chainValue(s string) bool { return s != "" && len(s) <= 3 && allDigits(s) }
 
-// chainStepsForm reports whether steps is the n-1 steps before the last of
-// a chain of n operations, separated by single spaces: step k (from 1) a
-// value of 1 to 3 digits followed by n-k operations "+d" or "-d", d a
-// digit.
-func chainStepsForm(steps string, n int) bool {
-	lines := strings.Split(steps, " ")
-	if len(lines) != n-1 {
+// chainSteps reads the n steps of a chain of n operations, separated by
+// single spaces: step k (from 1) a value, an operation "+d" or "-d" (d a
+// digit), "=", a value and n-k operations, values of 1 to 3 digits. It
+// returns the last step's value; ok is false when the form is wrong.
+func chainSteps(response string, n int) (result string, ok bool) {
+	steps := strings.Split(response, " ")
+	if len(steps) != n {
+		return "", false
+	}
+	for k, step := range steps {
+		left, right, ok := strings.Cut(step, "=")
+		if !ok || len(left) < 3 || !chainValue(left[:len(left)-2]) || !chainOps(left[len(left)-2:]) {
+			return "", false
+		}
+		ops := 2 * (n - 1 - k) // the characters of the operations left
+		if len(right) <= ops || !chainValue(right[:len(right)-ops]) || !chainOps(right[len(right)-ops:]) {
+			return "", false
+		}
+		result = right
+	}
+	return result, true
+}
+
+// chainOps reports whether s is operations "+d" or "-d", d a digit.
+func chainOps(s string) bool {
+	if len(s)%2 != 0 {
 		return false
 	}
-	for k, line := range lines {
-		ops := 2 * (n - 1 - k) // the characters of the operations left
-		if len(line) <= ops || !chainValue(line[:len(line)-ops]) {
+	for j := 0; j < len(s); j += 2 {
+		if (s[j] != '+' && s[j] != '-') || s[j+1] < '0' || s[j+1] > '9' {
 			return false
-		}
-		for j := len(line) - ops; j < len(line); j += 2 {
-			if (line[j] != '+' && line[j] != '-') || line[j+1] < '0' || line[j+1] > '9' {
-				return false
-			}
 		}
 	}
 	return true
@@ -321,7 +346,7 @@ func (t *Chain) FlawedDemo(p Prompt, rng *rand.Rand) string {
 	if demo == "" {
 		demo = chainResponse(q.start, q.ops, nil)
 	}
-	at := strings.IndexByte(demo, '=') + 1
+	at := strings.LastIndexByte(demo, '=') + 1
 	v, _ := strconv.Atoi(demo[at:])
 	return demo[:at] + strconv.Itoa(v+1)
 }

@@ -12,43 +12,47 @@ func TestChainVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	const long = "61-4+1-5+7+9+3-2+8-2"
-	const longDemo = "57+1-5+7+9+3-2+8-2 58-5+7+9+3-2+8-2 53+7+9+3-2+8-2 60+9+3-2+8-2 69+3-2+8-2 72-2+8-2 70+8-2 78-2=76"
+	const longDemo = "61-4=57+1-5+7+9+3-2+8-2 57+1=58-5+7+9+3-2+8-2 58-5=53+7+9+3-2+8-2 53+7=60+9+3-2+8-2 60+9=69+3-2+8-2 69+3=72-2+8-2 72-2=70+8-2 70+8=78-2 78-2=76"
+	const demo = "47+8=55-5+9 55-5=50+9 50+9=59"
 	cases := []struct {
 		prompt, response string
 		reward           float64
 		reason           Reason
 		answer           string
 	}{
-		{"47+8-5+9", "55-5+9 50+9=59", 1, Correct, "59"},
-		{"47+8-5+9", "55-5+9 50+9=059", 1, Correct, "59"},        // leading zeros are fine
-		{"47+8-5+9", "99+1+1 9-9=59", 1, Correct, "59"},          // the steps are not graded
-		{"47+8-5+9", "55-5+9 51+9=60", 0, WrongAnswer, "60"},     // a slip, carried through
-		{"47+8-5+9", "55-5+9 40+9=49", 0, WrongAnswer, "49"},     // a slipped borrow
-		{"47+8-5+9", "55-5+8 50+8=58", 0, WrongAnswer, "58"},     // an operation miscopied
-		{"47+8-5+9", "55-5+9 50+9=0", 0, WrongAnswer, "0"},       // zero
-		{"47+8-5+9", "155-5+9 150+9=159", 0, WrongAnswer, "159"}, // three-digit values are well formed
+		{"47+8-5+9", demo, 1, Correct, "59"},
+		{"47+8-5+9", demo[:len(demo)-2] + "059", 1, Correct, "59"},          // leading zeros are fine
+		{"47+8-5+9", "1+1=1+1+1 9-9=9+9 0+0=59", 1, Correct, "59"},          // the steps are not graded
+		{"47+8-5+9", "47+8=55-5+9 55-5=51+9 51+9=60", 0, WrongAnswer, "60"}, // a slip, carried through
+		{"47+8-5+9", "47+8=55-5+9 55-5=40+9 40+9=49", 0, WrongAnswer, "49"}, // a slipped borrow
+		{"47+8-5+9", "47+8=55-5+8 55-5=50+8 50+8=58", 0, WrongAnswer, "58"}, // an operation miscopied
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=0", 0, WrongAnswer, "0"},
+		{"47+8-5+9", "47+8=155-5+9 155-5=150+9 150+9=159", 0, WrongAnswer, "159"}, // three-digit values are well formed
 		{long, longDemo, 1, Correct, "76"},
-		{long, strings.Replace(longDemo, "60+9", "61+9", 1), 1, Correct, "76"}, // a wrong step is not graded
+		{long, strings.Replace(longDemo, "=60+9", "=61+9", 1), 1, Correct, "76"}, // a wrong step is not graded
 		{long, longDemo[:len(longDemo)-1] + "5", 0, WrongAnswer, "75"},
 		{"47+8-5+9", "", 0, Empty, ""},
-		{"47+8-5+9", "=59", 0, ParseError, ""},               // the steps are required
-		{"47+8-5+9", "55-5+9=59", 0, ParseError, ""},         // a step short
-		{"47+8-5+9", "55-5+9 50+9 59=59", 0, ParseError, ""}, // a step too many
-		{"47+8-5+9", "55-5+9  50+9=59", 0, ParseError, ""},   // two spaces
-		{"47+8-5+9", "55-5 50+9=59", 0, ParseError, ""},      // an operation left out of the rewrite
-		{"47+8-5+9", "55-5+9+1 50+9=59", 0, ParseError, ""},  // one too many
-		{"47+8-5+9", "55-5+9 50*9=59", 0, ParseError, ""},    // not + or -
-		{"47+8-5+9", "55-5+9 50+=59", 0, ParseError, ""},     // an operation without its digit
-		{"47+8-5+9", "-5+9 50+9=59", 0, ParseError, ""},      // a step without its value
-		{"47+8-5+9", "5555-5+9 50+9=59", 0, ParseError, ""},  // a value of four digits
-		{"47+8-5+9", "55-5+9 50+9", 0, ParseError, ""},       // truncated before the answer
-		{"47+8-5+9", "55-5+9 50+9=", 0, ParseError, ""},      // truncated at the answer
-		{"47+8-5+9", "55-5+9 50+9=5=9", 0, ParseError, ""},   // two markers
-		{"47+8-5+9", "55-5+9 50+9=1059", 0, ParseError, ""},  // an answer of four digits
-		{"47+8-5+9", "55-5+9 50+9=59 ", 0, ParseError, ""},
-		{"47+8-5+9", "55-5+9 50+9=5\x009", 0, BadChar, ""},
-		{"47+8-5+9", "55-5+9 50+9=59É", 0, BadChar, ""},
-		{"47+8-5+9", strings.Repeat("5", 108), 0, TooLong, ""}, // longer than 9²+3·9-1 = 107
+		{"47+8-5+9", "=59", 0, ParseError, ""},                                 // the steps are required
+		{"47+8-5+9", "47+8=55-5+9 55-5=59", 0, ParseError, ""},                 // a step short
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=59 59=59", 0, ParseError, ""}, // a step too many
+		{"47+8-5+9", "47+8=55-5+9  55-5=50+9 50+9=59", 0, ParseError, ""},      // two spaces
+		{"47+8-5+9", "47+8=55-5 55-5=50+9 50+9=59", 0, ParseError, ""},         // an operation left out of the rewrite
+		{"47+8-5+9", "47+8=55-5+9+1 55-5=50+9 50+9=59", 0, ParseError, ""},     // one too many
+		{"47+8-5+9", "47+8=55-5+9 55*5=50+9 50+9=59", 0, ParseError, ""},       // not + or -
+		{"47+8-5+9", "47+8=55-5+9 55-=50+9 50+9=59", 0, ParseError, ""},        // an operation without its digit
+		{"47+8-5+9", "47=55-5+9 55-5=50+9 50+9=59", 0, ParseError, ""},         // a step without its operation
+		{"47+8-5+9", "+8=55-5+9 55-5=50+9 50+9=59", 0, ParseError, ""},         // a step without its value
+		{"47+8-5+9", "47+8=-5+9 55-5=50+9 50+9=59", 0, ParseError, ""},         // a step without its new value
+		{"47+8-5+9", "47+8=5555-5+9 55-5=50+9 50+9=59", 0, ParseError, ""},     // a value of four digits
+		{"47+8-5+9", "47+8 55-5 50+9", 0, ParseError, ""},                      // no "="
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9", 0, ParseError, ""},          // truncated before the answer
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=", 0, ParseError, ""},         // truncated at the answer
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=5=9", 0, ParseError, ""},      // two markers in a step
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=1059", 0, ParseError, ""},     // an answer of four digits
+		{"47+8-5+9", demo + " ", 0, ParseError, ""},
+		{"47+8-5+9", demo[:len(demo)-1] + "\x009", 0, BadChar, ""},
+		{"47+8-5+9", demo + "É", 0, BadChar, ""},
+		{"47+8-5+9", strings.Repeat("5", 162), 0, TooLong, ""}, // longer than 9²+9·9-1 = 161
 	}
 	for _, c := range cases {
 		p, err := tk.ParsePrompt(c.prompt)
@@ -61,7 +65,7 @@ func TestChainVerify(t *testing.T) {
 			t.Errorf("Verify(%q, %q) = %+v, want %+v", c.prompt, c.response, got, want)
 		}
 	}
-	if v := tk.Verify(Prompt{Text: "47*8"}, "55=55"); v.Reason != BadPrompt {
+	if v := tk.Verify(Prompt{Text: "47*8"}, "47+8=55"); v.Reason != BadPrompt {
 		t.Errorf("Verify of a malformed prompt = %+v, want bad_prompt", v)
 	}
 }
@@ -69,10 +73,10 @@ func TestChainVerify(t *testing.T) {
 func TestChainDemo(t *testing.T) {
 	tk, _ := NewChain(ChainParams{MinOps: 2, MaxOps: 9})
 	for _, c := range []struct{ prompt, demo string }{
-		{"47+8-5+9", "55-5+9 50+9=59"},
-		{"10+1-1", "11-1=10"},
-		{"99-9+9", "90+9=99"},
-		{"61-4+1-5+7+9+3-2+8-2", "57+1-5+7+9+3-2+8-2 58-5+7+9+3-2+8-2 53+7+9+3-2+8-2 60+9+3-2+8-2 69+3-2+8-2 72-2+8-2 70+8-2 78-2=76"},
+		{"47+8-5+9", "47+8=55-5+9 55-5=50+9 50+9=59"},
+		{"10+1-1", "10+1=11-1 11-1=10"},
+		{"99-9+9", "99-9=90+9 90+9=99"},
+		{"61-4+1-5+7+9+3-2+8-2", "61-4=57+1-5+7+9+3-2+8-2 57+1=58-5+7+9+3-2+8-2 58-5=53+7+9+3-2+8-2 53+7=60+9+3-2+8-2 60+9=69+3-2+8-2 69+3=72-2+8-2 72-2=70+8-2 70+8=78-2 78-2=76"},
 	} {
 		p, err := tk.ParsePrompt(c.prompt)
 		if err != nil {
@@ -81,15 +85,20 @@ func TestChainDemo(t *testing.T) {
 		if p.Demo != c.demo {
 			t.Errorf("%q: demo %q, want %q", c.prompt, p.Demo, c.demo)
 		}
-		if at, want := tk.AnswerStart(p, p.Demo), strings.IndexByte(c.demo, '=')+1; at != want {
+		if at, want := tk.AnswerStart(p, p.Demo), strings.LastIndexByte(c.demo, '=')+1; at != want {
 			t.Errorf("%q: AnswerStart = %d, want %d", c.prompt, at, want)
 		}
 	}
 	p, _ := tk.ParsePrompt("47+8-5+9")
-	for response, want := range map[string]int{"": 0, "55-5+9": 6, "=": 1, "55-5+9 50+9=5": 12} {
+	for response, want := range map[string]int{
+		"": 0, "47+8=55-5+9": 11, "=": 1, "==": 2, "===": 3, "====": 3, "47+8=55-5+9 55-5=50+9 50+9=5": 27, "47+8=55-5+9 55-5=50+9 50+9": 26,
+	} {
 		if got := tk.AnswerStart(p, response); got != want {
 			t.Errorf("AnswerStart(%q) = %d, want %d", response, got, want)
 		}
+	}
+	if got := tk.AnswerStart(Prompt{Text: "4"}, "47+8=55"); got != 7 {
+		t.Errorf("AnswerStart of a malformed prompt = %d, want the response's length 7", got)
 	}
 }
 
@@ -119,7 +128,7 @@ func TestChainParsePromptErrors(t *testing.T) {
 	}
 }
 
-// TestChainLengths checks the response lengths: 62 to 98 characters with
+// TestChainLengths checks the response lengths: 77 to 119 characters with
 // the defaults (both ends reached), the longest within MaxResponseLen, and
 // every running value of every prompt in 10..99.
 func TestChainLengths(t *testing.T) {
@@ -138,8 +147,8 @@ func TestChainLengths(t *testing.T) {
 		}
 		lo, hi = min(lo, len(p.Demo)), max(hi, len(p.Demo))
 	}
-	if lo != 62 || hi != 98 || tk.MaxResponseLen() < hi {
-		t.Errorf("demo lengths %d..%d (max %d), want 62..98", lo, hi, tk.MaxResponseLen())
+	if lo != 77 || hi != 119 || tk.MaxResponseLen() < hi {
+		t.Errorf("demo lengths %d..%d (max %d), want 77..119", lo, hi, tk.MaxResponseLen())
 	}
 }
 

@@ -19,8 +19,8 @@
 //     hop with each node's neighbours, a decisive choice at each fork;
 //   - "chain" (ChainParams): a chain of one-digit additions and
 //     subtractions worked out one step at a time, each step rewriting the
-//     operations still to do (60 to 100 characters), a long reasoning
-//     chain with a decisive value at each step.
+//     operations still to do (77 to 119 characters with the defaults), a
+//     long reasoning chain with a decisive value at each step.
 //
 // A fourth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
