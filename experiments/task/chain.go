@@ -71,6 +71,7 @@ type chainOp struct {
 	d     int
 }
 
+// apply is v after the operation.
 func (o chainOp) apply(v int) int {
 	if o.minus {
 		return v - o.d
@@ -340,12 +341,9 @@ func (t *Chain) FlawedDemo(p Prompt, rng *rand.Rand) string {
 			return r
 		}
 	}
-	// The result off by one (a slip the tries above always reach first in
-	// practice: kept so that the demo is always wrong).
-	demo := p.Demo
-	if demo == "" {
-		demo = chainResponse(q.start, q.ops, nil)
-	}
+	// Eight slips that all came out right (only a value held at 0 can undo
+	// one): the right steps with the result off by one.
+	demo := chainResponse(q.start, q.ops, nil)
 	at := strings.LastIndexByte(demo, '=') + 1
 	v, _ := strconv.Atoi(demo[at:])
 	return demo[:at] + strconv.Itoa(v+1)
