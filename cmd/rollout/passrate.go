@@ -42,7 +42,10 @@ samples per prompt (flat), and each tree: an entropy tree of every --shape M,N,L
 tokens per prompt, PassRate (share of prompts with at least one correct leaf) and mean leaf
 accuracy with 95% bootstrap intervals over prompts, and against i.i.d. sampling at the same
 tokens (pass@n over the K samples, interpolated in n) the paired bootstrap difference and the
-i.i.d. tokens needed for the tree's pass rate. With --out PREFIX it writes PREFIX_passrate.png,
+i.i.d. tokens needed for the tree's pass rate. At each shape it compares the fork scores,
+entropy against random and entropy against surprisal: the paired bootstrap difference of their
+PassRates over the same prompts and the exact McNemar test on the prompts only one of them
+passes. With --out PREFIX it writes PREFIX_passrate.png,
 PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by response position, and where forks
 change the outcome).
 
@@ -107,7 +110,7 @@ func passrateSpecs(shapes, scores, segments []string) ([]passrate.Spec, error) {
 			if err := e.Validate(); err != nil {
 				return nil, fmt.Errorf("--shape %s --score %s: %w", sh, sc, err)
 			}
-			specs = append(specs, passrate.Spec{Name: fmt.Sprintf("%s(%s)", sc, sh), Family: sc, Strategy: e})
+			specs = append(specs, passrate.Spec{Name: fmt.Sprintf("%s(%s)", sc, sh), Family: sc, Shape: fmt.Sprintf("%d,%d,%d,%d", v[0], v[1], v[2], v[3]), Strategy: e})
 		}
 	}
 	for _, sg := range segments {
@@ -314,6 +317,7 @@ func writePassrate(w io.Writer, res *passrate.Result) error {
 		fmt.Fprintf(&b, "| %s | %.1f | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
 			r.Method, r.Leaves, r.Tokens, pct(r.Pass), pct(r.Acc), cmp, dPass, dAcc, iidTok, ratio)
 	}
+	writePairs(&b, res.Pairs)
 	p := res.Profile
 	fmt.Fprintf(&b, "\ni.i.d. responses: mean length %.1f tokens; mean entropy %.3f nats a position.\n\n", p.MeanLength(), meanOf(p))
 	b.WriteString("| after | positions | mean entropy (nats) | share of all entropy |\n| --- | --- | --- | --- |\n")
@@ -334,6 +338,21 @@ func writePassrate(w io.Writer, res *passrate.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePairs writes the fork-score comparisons at equal shapes as a
+// markdown table (nothing when there are none).
+func writePairs(b *strings.Builder, pairs []passrate.Pair) {
+	if len(pairs) == 0 {
+		return
+	}
+	b.WriteString("\nFork scores at the same shape, paired over prompts (A − B):\n\n")
+	b.WriteString("| A | B | Δ PassRate (paired) | Δ tokens/prompt | prompts only A passes | only B passes | McNemar p (exact) |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, p := range pairs {
+		fmt.Fprintf(b, "| %s | %s | %+.1f [%+.1f, %+.1f] | %+.0f | %d | %d | %.3g |\n", p.A, p.B,
+			100*p.DiffPass.Est, 100*p.DiffPass.Lo, 100*p.DiffPass.Hi, p.DiffTokens, p.OnlyA, p.OnlyB, p.McNemarP)
+	}
 }
 
 // meanOf is the mean entropy over every position of every i.i.d. response.

@@ -12,7 +12,10 @@
 // sampling at the tree's own mean tokens per prompt (matched budgets), and
 // by the i.i.d. tokens needed to reach the tree's pass rate. Confidence
 // intervals are percentile bootstraps over prompts; a tree and the i.i.d.
-// reference are resampled together (paired: the same prompts).
+// reference are resampled together (paired: the same prompts). Trees of
+// one shape under different fork scores are compared pairwise on the same
+// prompts (ForkScorePairs: a paired bootstrap difference of PassRate and
+// the exact McNemar test).
 //
 // Run samples a local policy; RunRemote samples a policy behind an
 // OpenAI-compatible completions server (package search/remote) the same
@@ -78,6 +81,9 @@ type Method struct {
 	Name string
 	// Family groups methods drawn as one line (e.g. "entropy", "segment").
 	Family string
+	// Shape is the tree's shape ("6,2,1,2"); methods of the same Shape and
+	// different fork-score families are compared pairwise. "" for none.
+	Shape string
 	// Outcomes has one entry per prompt, the same prompts for every method.
 	Outcomes []Outcome
 }

@@ -18,7 +18,10 @@ import (
 type Spec struct {
 	// Name identifies it in tables; Family draws it in one line with others.
 	Name, Family string
-	Strategy     search.Strategy
+	// Shape is the tree's shape; entropy trees of one Shape are compared
+	// pairwise across fork scores (see ForkScorePairs). "" for none.
+	Shape    string
+	Strategy search.Strategy
 }
 
 // Options configure a measurement.
@@ -80,6 +83,9 @@ type Result struct {
 	// Seconds is the wall time of each method's sampling, i.i.d. ("iid")
 	// included.
 	Seconds map[string]float64
+	// Pairs compares fork scores at the same shape: entropy against random
+	// and against surprisal forks (see ForkScorePairs).
+	Pairs []Pair
 }
 
 // Run samples the i.i.d. reference and every method on the same eval
@@ -189,7 +195,7 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 		if err != nil {
 			return nil, err
 		}
-		methods = append(methods, Method{Name: s.Name, Family: s.Family, Outcomes: outs})
+		methods = append(methods, Method{Name: s.Name, Family: s.Family, Shape: s.Shape, Outcomes: outs})
 	}
 	iidRows, err := IIDRows(ref, o.IIDNs, o.Bootstrap)
 	if err != nil {
@@ -207,6 +213,9 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 		return nil, fmt.Errorf("passrate: %w", err)
 	}
 	res.Rows = append(iidRows, rows...)
+	if res.Pairs, err = ForkScorePairs(methods, o.Bootstrap); err != nil {
+		return nil, fmt.Errorf("passrate: %w", err)
+	}
 	return res, nil
 }
 

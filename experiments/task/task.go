@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Five tasks are bundled, each built from its own parameters:
+// Six tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -16,7 +16,11 @@
 //     out column by column (60 to 200 characters and more), a long
 //     reasoning chain with a few decisive characters;
 //   - "route" (RouteParams): a route through a larger graph written hop by
-//     hop with each node's neighbours, a decisive choice at each fork.
+//     hop with each node's neighbours, a decisive choice at each fork;
+//   - "chain" (ChainParams): a chain of one-digit additions and
+//     subtractions worked out one step at a time, each step rewriting the
+//     operations still to do (77 to 119 characters with the defaults), a
+//     long reasoning chain with a decisive value at each step.
 //
 // A fourth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
@@ -174,14 +178,14 @@ func SplitOf(text string) Split {
 
 // Names lists the bundled tasks, whose prompts are generated from their
 // parameters alone.
-func Names() []string { return []string{"add", "countdown", "path", "long_add", "route"} }
+func Names() []string { return []string{"add", "countdown", "path", "long_add", "route", "chain"} }
 
 // AllNames lists every task New builds: the bundled ones and "jsonl".
 func AllNames() []string { return append(Names(), "jsonl") }
 
 // DefaultParams returns the default parameters of the named task, as a
 // pointer to the task's Params struct (*AddParams, *CountdownParams,
-// *PathParams, *LongAddParams, *RouteParams or *JSONLParams), for a config loader to decode into (keys left out keep
+// *PathParams, *LongAddParams, *RouteParams, *ChainParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -203,13 +207,16 @@ func DefaultParams(name string) (any, error) {
 	case "route":
 		p := DefaultRouteParams()
 		return &p, nil
+	case "chain":
+		p := DefaultChainParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
 // Params struct (AddParams, CountdownParams, PathParams, LongAddParams,
-// RouteParams or JSONLParams), by value or by pointer; invalid parameters
+// RouteParams, ChainParams or JSONLParams), by value or by pointer; invalid parameters
 // are an error naming the field. "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
@@ -249,6 +256,12 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewRoute(p)
+	case "chain":
+		p := DefaultChainParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewChain(p)
 	}
 	return nil, unknownTask(name)
 }

@@ -31,6 +31,8 @@ func allTasks(t testing.TB) []Task {
 		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 5, Rewrite: true}},
 		{"route", RouteParams{Nodes: 26, RouteLen: 12, Forks: 5, ExtraEdges: 6}},
 		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
+		{"chain", ChainParams{MinOps: 2, MaxOps: 2}},
+		{"chain", ChainParams{MinOps: 2, MaxOps: 12}},
 	}
 	for _, e := range extra {
 		tk, err := New(e.name, e.params)
@@ -46,7 +48,7 @@ func allTasks(t testing.TB) []Task {
 // defaults: the short tasks fit the tiny model's 64 positions, the long
 // ones the max_seq their example configs give.
 func TestDefaultsFit(t *testing.T) {
-	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160} {
+	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160, "chain": 160} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +57,7 @@ func TestDefaultsFit(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if len(Names()) != 5 {
+	if len(Names()) != 6 {
 		t.Errorf("Names() = %v: a task without a length check here", Names())
 	}
 	tk, err := New("add", AddParams{Digits: 12, Scratchpad: true})
