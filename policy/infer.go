@@ -610,35 +610,10 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 }
 
 // softmaxScaled turns attention scores s into softmax(s·scale) in place,
-// with the float32 exp of the kernels. The inference engine and the
-// training attention both use it, so they compute the same weights.
+// with the float32 exp of the kernels (kernel.SoftmaxScaled: one fused
+// kernel on the AVX-512 paths, the same bits on every path). The inference
+// engine and the training attention both use it, so they compute the same
+// weights.
 func softmaxScaled(s []float32, scale float32) {
-	kernel.Scale(scale, s)
-	mx := maxOf(s)
-	for j := range s {
-		s[j] -= mx
-	}
-	kernel.Exp(s, s)
-	var sum float32
-	for _, v := range s {
-		sum += v
-	}
-	kernel.Scale(1/sum, s)
-}
-
-// maxOf returns the largest element of s (−Inf when s is empty), in four
-// independent chains: max is order-free, so the result is that of one
-// sequential pass.
-func maxOf(s []float32) float32 {
-	inf := float32(math.Inf(-1))
-	m0, m1, m2, m3 := inf, inf, inf, inf
-	j := 0
-	for ; j+4 <= len(s); j += 4 {
-		q := s[j : j+4 : j+4]
-		m0, m1, m2, m3 = max(m0, q[0]), max(m1, q[1]), max(m2, q[2]), max(m3, q[3])
-	}
-	for ; j < len(s); j++ {
-		m0 = max(m0, s[j])
-	}
-	return max(max(m0, m1), max(m2, m3))
+	kernel.SoftmaxScaled(s, scale)
 }
