@@ -576,7 +576,8 @@ const maxScoreTile = 16
 // attend computes one row's attention output over the keys and values of
 // positions 0..pos of its state's segment: per head one strided product for
 // the scores, then one pass over the value rows for all heads
-// (kernel.AttendValues, the bits of per-head products); a binary16 cache is
+// (kernel.AttendValues, the bits of per-head products), the weights of all
+// heads normalised by one kernel.SoftmaxScaledRows; a binary16 cache is
 // read by the kernels' F16 variants, with the bits of the same products on
 // the widened values. scores holds one row of pos+1 weights per head.
 func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale float32, scores []float32) []float32 {
@@ -599,8 +600,9 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 		default:
 			kernel.MatMulNTStrided(sh, n, qh, hd, seg.k[layer][h*hd:], d, 1, n, hd, false)
 		}
-		softmaxScaled(sh, scale)
 	}
+	// All heads at once: the bits of softmaxScaled on each.
+	kernel.SoftmaxScaledRows(scores, c.Heads, n, scale)
 	if seg.v16 != nil {
 		kernel.AttendValuesF16(out[:d], scores, n, seg.v16[layer], d, n, d, hd, false)
 	} else {

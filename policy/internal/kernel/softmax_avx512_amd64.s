@@ -66,9 +66,9 @@ full:               \
 	KXNORW K1, K1, K1 \
 body:
 
-// func softmaxAVX512(s *float32, n int, scale float32)
-// s = softmax(s·scale) over n ≥ 1 elements; see softmaxAVX512Go.
-TEXT ·softmaxAVX512(SB), NOSPLIT, $0-20
+// func softmaxExpAVX512(s *float32, n int, scale float32)
+// s = e^(s·scale − max) over n ≥ 1 elements; see softmaxExpAVX512Go.
+TEXT ·softmaxExpAVX512(SB), NOSPLIT, $0-20
 	MOVQ         s+0(FP), DI
 	VBROADCASTSS scale+16(FP), Z1
 	VBROADCASTSS smconst<>+48(SB), Z2
@@ -112,33 +112,6 @@ smexp:
 	ADDQ      $64, SI
 	SUBQ      $16, CX
 	JG        smexp
-
-	// X4 = the sum from +0 in increasing index.
-	VXORPS X4, X4, X4
-	MOVQ   n+8(FP), CX
-	MOVQ   DI, SI
-
-smsum:
-	VADDSS (SI), X4, X4
-	ADDQ   $4, SI
-	DECQ   CX
-	JNZ    smsum
-
-	// s *= 1/sum.
-	VMOVSS       smconst<>+36(SB), X5
-	VDIVSS       X4, X5, X5
-	VBROADCASTSS X5, Z5
-	MOVQ         n+8(FP), CX
-	MOVQ         DI, SI
-
-smnorm:
-	SMMASK(smnormfull, smnormbody)
-	VMOVUPS.Z (SI), K1, Z0
-	VMULPS    Z5, Z0, Z0
-	VMOVUPS   Z0, K1, (SI)
-	ADDQ      $64, SI
-	SUBQ      $16, CX
-	JG        smnorm
 
 	VZEROUPPER
 	RET

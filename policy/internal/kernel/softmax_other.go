@@ -2,5 +2,6 @@
 
 package kernel
 
-// softmaxFor returns the fused SoftmaxScaled of im: none off amd64.
-func softmaxFor(*impl) func(s []float32, scale float32) { return nil }
+// softmaxExpFor returns the fused first part of SoftmaxScaled of im: none
+// off amd64.
+func softmaxExpFor(*impl) func(s []float32, scale float32) { return nil }
