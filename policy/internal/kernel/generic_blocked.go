@@ -84,6 +84,10 @@ func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, n
 		for ; j+3 <= nc; j += 3 {
 			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, pb[j*kc:], kc, from, false)
 		}
+		if j < nc && nc >= 3 {
+			edge2x3(c0, c1, a0, a1, pb, kc, j, from, false)
+			j = nc
+		}
 		for ; j < nc; j++ {
 			bj := pb[j*kc : (j+1)*kc]
 			c0[j] = dotFrom(c0[j], a0, bj, from)
@@ -95,6 +99,10 @@ func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, n
 		j := 0
 		for ; j+6 <= nc; j += 6 {
 			nt1x6Generic(c0[j:j+6], a0, pb[j*kc:], kc, from, false)
+		}
+		if j < nc && nc >= 6 {
+			edge1x6(c0, a0, pb, kc, j, from, false)
+			j = nc
 		}
 		for ; j < nc; j++ {
 			c0[j] = dotFrom(c0[j], a0, pb[j*kc:(j+1)*kc], from)
