@@ -575,7 +575,8 @@ const maxScoreTile = 16
 
 // attend computes one row's attention output over the keys and values of
 // positions 0..pos of its state's segment: per head one strided product for
-// the scores, then one pass over the value rows for all heads
+// the scores (for a binary16 cache one kernel.ScoresF16Heads pass over the
+// key rows for all heads), then one pass over the value rows for all heads
 // (kernel.AttendValues, the bits of per-head products), the weights of all
 // heads normalised by one kernel.SoftmaxScaledRows; a binary16 cache is
 // read by the kernels' F16 variants, with the bits of the same products on
@@ -584,22 +585,12 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
 	scores = grow(scores, c.Heads*n)
-	tile := min(kernel.MVTile(), maxScoreTile)
-	for h := 0; h < c.Heads; h++ {
-		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
-		switch {
-		case seg.k16 != nil:
-			kernel.ScoresF16(sh, qh, seg.k16[layer][h*hd:], d, n, hd)
-		case n < tile && c.MaxSeq >= tile:
-			// Fewer keys than the matrix-vector kernel's tile: score a
-			// tile's rows of the segment, those past n stale, and keep n
-			// (see kernel.MVTile; the same bits).
-			var buf [maxScoreTile]float32
-			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, seg.k[layer][h*hd:], d, 1, tile, hd, false)
-			copy(sh, buf[:n])
-		default:
-			kernel.MatMulNTStrided(sh, n, qh, hd, seg.k[layer][h*hd:], d, 1, n, hd, false)
-		}
+	if seg.k16 != nil {
+		// One pass over the key rows for all heads (the bits of
+		// kernel.ScoresF16 per head).
+		kernel.ScoresF16Heads(scores, q[:d], seg.k16[layer], d, n, c.Heads, hd)
+	} else {
+		scoresF32(scores, q, seg.k[layer], n, c)
 	}
 	// All heads at once: the bits of softmaxScaled on each.
 	kernel.SoftmaxScaledRows(scores, c.Heads, n, scale)
@@ -609,6 +600,26 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 		kernel.AttendValues(out[:d], scores, n, seg.v[layer], d, n, d, hd, false)
 	}
 	return scores
+}
+
+// scoresF32 sets scores[h*n+t] to head h's query in q dotted with key t of
+// the float32 cache keys (row width c.Dim), per head one strided product.
+func scoresF32(scores, q, keys []float32, n int, c Config) {
+	d, hd := c.Dim, c.HeadDim()
+	tile := min(kernel.MVTile(), maxScoreTile)
+	for h := 0; h < c.Heads; h++ {
+		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
+		if n < tile && c.MaxSeq >= tile {
+			// Fewer keys than the matrix-vector kernel's tile: score a
+			// tile's rows of the segment, those past n stale, and keep n
+			// (see kernel.MVTile; the same bits).
+			var buf [maxScoreTile]float32
+			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, keys[h*hd:], d, 1, tile, hd, false)
+			copy(sh, buf[:n])
+		} else {
+			kernel.MatMulNTStrided(sh, n, qh, hd, keys[h*hd:], d, 1, n, hd, false)
+		}
+	}
 }
 
 // softmaxScaled turns attention scores s into softmax(s·scale) in place,
