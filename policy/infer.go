@@ -575,32 +575,25 @@ const maxScoreTile = 16
 
 // attend computes one row's attention output over the keys and values of
 // positions 0..pos of its state's segment: per head one strided product for
-// the scores, then one pass over the value rows for all heads
-// (kernel.AttendValues, the bits of per-head products); a binary16 cache is
+// the scores (for a binary16 cache one kernel.ScoresF16Heads pass over the
+// key rows for all heads), then one pass over the value rows for all heads
+// (kernel.AttendValues, the bits of per-head products), the weights of all
+// heads normalised by one kernel.SoftmaxScaledRows; a binary16 cache is
 // read by the kernels' F16 variants, with the bits of the same products on
 // the widened values. scores holds one row of pos+1 weights per head.
 func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale float32, scores []float32) []float32 {
 	d, hd := c.Dim, c.HeadDim()
 	n := pos + 1
 	scores = grow(scores, c.Heads*n)
-	tile := min(kernel.MVTile(), maxScoreTile)
-	for h := 0; h < c.Heads; h++ {
-		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
-		switch {
-		case seg.k16 != nil:
-			kernel.ScoresF16(sh, qh, seg.k16[layer][h*hd:], d, n, hd)
-		case n < tile && c.MaxSeq >= tile:
-			// Fewer keys than the matrix-vector kernel's tile: score a
-			// tile's rows of the segment, those past n stale, and keep n
-			// (see kernel.MVTile; the same bits).
-			var buf [maxScoreTile]float32
-			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, seg.k[layer][h*hd:], d, 1, tile, hd, false)
-			copy(sh, buf[:n])
-		default:
-			kernel.MatMulNTStrided(sh, n, qh, hd, seg.k[layer][h*hd:], d, 1, n, hd, false)
-		}
-		softmaxScaled(sh, scale)
+	if seg.k16 != nil {
+		// One pass over the key rows for all heads (the bits of
+		// kernel.ScoresF16 per head).
+		kernel.ScoresF16Heads(scores, q[:d], seg.k16[layer], d, n, c.Heads, hd)
+	} else {
+		scoresF32(scores, q, seg.k[layer], n, c)
 	}
+	// All heads at once: the bits of softmaxScaled on each.
+	kernel.SoftmaxScaledRows(scores, c.Heads, n, scale)
 	if seg.v16 != nil {
 		kernel.AttendValuesF16(out[:d], scores, n, seg.v16[layer], d, n, d, hd, false)
 	} else {
@@ -609,36 +602,31 @@ func attend(out, q []float32, seg *segment, pos, layer int, c Config, scale floa
 	return scores
 }
 
-// softmaxScaled turns attention scores s into softmax(s·scale) in place,
-// with the float32 exp of the kernels. The inference engine and the
-// training attention both use it, so they compute the same weights.
-func softmaxScaled(s []float32, scale float32) {
-	kernel.Scale(scale, s)
-	mx := maxOf(s)
-	for j := range s {
-		s[j] -= mx
+// scoresF32 sets scores[h*n+t] to head h's query in q dotted with key t of
+// the float32 cache keys (row width c.Dim), per head one strided product.
+func scoresF32(scores, q, keys []float32, n int, c Config) {
+	d, hd := c.Dim, c.HeadDim()
+	tile := min(kernel.MVTile(), maxScoreTile)
+	for h := 0; h < c.Heads; h++ {
+		qh, sh := q[h*hd:(h+1)*hd], scores[h*n:(h+1)*n]
+		if n < tile && c.MaxSeq >= tile {
+			// Fewer keys than the matrix-vector kernel's tile: score a
+			// tile's rows of the segment, those past n stale, and keep n
+			// (see kernel.MVTile; the same bits).
+			var buf [maxScoreTile]float32
+			kernel.MatMulNTStrided(buf[:tile], tile, qh, hd, keys[h*hd:], d, 1, tile, hd, false)
+			copy(sh, buf[:n])
+		} else {
+			kernel.MatMulNTStrided(sh, n, qh, hd, keys[h*hd:], d, 1, n, hd, false)
+		}
 	}
-	kernel.Exp(s, s)
-	var sum float32
-	for _, v := range s {
-		sum += v
-	}
-	kernel.Scale(1/sum, s)
 }
 
-// maxOf returns the largest element of s (−Inf when s is empty), in four
-// independent chains: max is order-free, so the result is that of one
-// sequential pass.
-func maxOf(s []float32) float32 {
-	inf := float32(math.Inf(-1))
-	m0, m1, m2, m3 := inf, inf, inf, inf
-	j := 0
-	for ; j+4 <= len(s); j += 4 {
-		q := s[j : j+4 : j+4]
-		m0, m1, m2, m3 = max(m0, q[0]), max(m1, q[1]), max(m2, q[2]), max(m3, q[3])
-	}
-	for ; j < len(s); j++ {
-		m0 = max(m0, s[j])
-	}
-	return max(max(m0, m1), max(m2, m3))
+// softmaxScaled turns attention scores s into softmax(s·scale) in place,
+// with the float32 exp of the kernels (kernel.SoftmaxScaled: one fused
+// kernel on the AVX-512 paths, the same bits on every path). The inference
+// engine and the training attention both use it, so they compute the same
+// weights.
+func softmaxScaled(s []float32, scale float32) {
+	kernel.SoftmaxScaled(s, scale)
 }

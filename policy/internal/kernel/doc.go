@@ -19,7 +19,8 @@
 // batch sizes of 32 and more, and its integer sums give the same bits on
 // every path. ToF16, ScoresF16 and AttendValuesF16 serve a KV cache stored
 // in binary16: the attention kernels widen the rows exactly and give the
-// bits of MatMulNTStrided and AttendValues on the widened rows. AttendValues is the attention output of
+// bits of MatMulNTStrided and AttendValues on the widened rows;
+// ScoresF16Heads is ScoresF16 for all heads of a query in one pass. AttendValues is the attention output of
 // one query over a KV cache's value rows for all heads in one pass, with the
 // bits of the per-head MatMulNNStrided products.
 //
@@ -62,8 +63,9 @@
 //
 // # Activations
 //
-// SiLUMul, Sigmoid, Exp, RMSNorm and SoftmaxEntropy are the element-wise
-// and row operations of the transformer. Exp, Sigmoid and SiLUMul use a
+// SiLUMul, Sigmoid, Exp, RMSNorm, SoftmaxEntropy and SoftmaxScaled (with
+// SoftmaxScaledRows, the attention weights of several heads) are the
+// element-wise and row operations of the transformer. Exp, Sigmoid and SiLUMul use a
 // float32 polynomial exp (within 1 ulp of the true value), in SIMD some
 // 20–60 times faster than a loop over math.Exp. Every element's bits depend
 // only on that element's inputs (not on its position or the slice length),

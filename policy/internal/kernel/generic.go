@@ -55,6 +55,10 @@ func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		for ; j+3 <= n; j += 3 {
 			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, b[j*ldb:], ldb, false, acc)
 		}
+		if j < n && n >= 3 {
+			edge2x3(c0, c1, a0, a1, b, ldb, j, false, acc)
+			j = n
+		}
 		for ; j < n; j++ {
 			bj := b[j*ldb : j*ldb+k]
 			put(c0, j, dotGeneric(a0, bj), acc)
@@ -67,10 +71,47 @@ func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		for ; j+6 <= n; j += 6 {
 			nt1x6Generic(c0[j:j+6], a0, b[j*ldb:], ldb, false, acc)
 		}
+		if j < n && n >= 6 {
+			edge1x6(c0, a0, b, ldb, j, false, acc)
+			j = n
+		}
 		for ; j < n; j++ {
 			put(c0, j, dotGeneric(a0, b[j*ldb:j*ldb+k]), acc)
 		}
 	}
+}
+
+// The last columns j..n−1 of a row pair (fewer than a tile's 3) or of a
+// single row (fewer than 6) run as one tile over the last 3 or 6 columns
+// of the product, on copies of the outputs, and only the columns from j
+// are stored: a lone column summed alone waits on its one chain of
+// additions and costs about as much as a whole tile. An output's bits do
+// not depend on the tile that computes it, so the recomputed columns
+// before j, which are dropped, change nothing.
+
+// edge2x3 computes columns j..len(c0)−1 (len(c0) ≥ 3) of rows a0 and a1
+// against the rows of b (stride ldb), continuing from the old outputs with
+// from (see nt2x3Generic).
+func edge2x3(c0, c1, a0, a1, b []float32, ldb, j int, from, acc bool) {
+	n := len(c0)
+	s := n - 3
+	var t0, t1 [3]float32
+	copy(t0[:], c0[s:n])
+	copy(t1[:], c1[s:n])
+	nt2x3Generic(t0[:], t1[:], a0, a1, b[s*ldb:], ldb, from, acc)
+	copy(c0[j:n], t0[j-s:])
+	copy(c1[j:n], t1[j-s:])
+}
+
+// edge1x6 is edge2x3 for the last columns j..len(c0)−1 (len(c0) ≥ 6) of
+// the single row a0.
+func edge1x6(c0, a0, b []float32, ldb, j int, from, acc bool) {
+	n := len(c0)
+	s := n - 6
+	var t0 [6]float32
+	copy(t0[:], c0[s:n])
+	nt1x6Generic(t0[:], a0, b[s*ldb:], ldb, from, acc)
+	copy(c0[j:n], t0[j-s:])
 }
 
 // nt2x3Generic computes the outputs of rows a0, a1 (equal lengths k)

@@ -44,21 +44,47 @@ func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		tnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
+	// For each block of k, the columns of a are copied blockRows at a time
+	// and serve every panel of b. With at least minAllPanelRows rows, all
+	// the panels of b are copied first, into a buffer allocated once, so
+	// that each is copied once rather than once per block of rows (that
+	// cost up to a fifth of the time); fewer rows copy one panel at a time
+	// on the stack, as does a b of one panel.
 	var pa [blockRows * blockK]float32
 	var pb [blockCols * blockK]float32
+	var all []float32
+	switch {
+	case n <= blockCols:
+		all = pb[:] // one panel: copied once per block of k anyway
+	case m >= minAllPanelRows:
+		all = make([]float32, n*blockK)
+	}
 	for p0 := 0; p0 < k; p0 += blockK {
 		kc := min(blockK, k-p0)
+		for j0 := 0; all != nil && j0 < n; j0 += blockCols {
+			nc := min(blockCols, n-j0)
+			packColumns(all[j0*kc:(j0+nc)*kc], kc, b, ldb, j0, p0)
+		}
 		for i0 := 0; i0 < m; i0 += blockRows {
 			mc := min(blockRows, m-i0)
 			packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
 			for j0 := 0; j0 < n; j0 += blockCols {
 				nc := min(blockCols, n-j0)
-				packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
-				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, pb[:nc*kc], mc, nc, kc, acc || p0 > 0)
+				panel := pb[:nc*kc]
+				if all != nil {
+					panel = all[j0*kc : (j0+nc)*kc]
+				} else {
+					packColumns(panel, kc, b, ldb, j0, p0)
+				}
+				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, panel, mc, nc, kc, acc || p0 > 0)
 			}
 		}
 	}
 }
+
+// minAllPanelRows is the fewest output rows for which tnGeneric copies all
+// the panels of a block of k at once.
+const minAllPanelRows = 128
 
 // packColumns copies columns j0, j0+1, … of src (row stride ld), rows p0 to
 // p0+kc−1, into dst as rows: dst[c·kc+p] = src[(p0+p)·ld+j0+c].
@@ -84,6 +110,10 @@ func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, n
 		for ; j+3 <= nc; j += 3 {
 			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, pb[j*kc:], kc, from, false)
 		}
+		if j < nc && nc >= 3 {
+			edge2x3(c0, c1, a0, a1, pb, kc, j, from, false)
+			j = nc
+		}
 		for ; j < nc; j++ {
 			bj := pb[j*kc : (j+1)*kc]
 			c0[j] = dotFrom(c0[j], a0, bj, from)
@@ -95,6 +125,10 @@ func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, n
 		j := 0
 		for ; j+6 <= nc; j += 6 {
 			nt1x6Generic(c0[j:j+6], a0, pb[j*kc:], kc, from, false)
+		}
+		if j < nc && nc >= 6 {
+			edge1x6(c0, a0, pb, kc, j, from, false)
+			j = nc
 		}
 		for ; j < nc; j++ {
 			c0[j] = dotFrom(c0[j], a0, pb[j*kc:(j+1)*kc], from)

@@ -472,7 +472,8 @@ func TestGenericNTSpec(t *testing.T) {
 		}
 		return s
 	}
-	for _, sh := range append(raggedShapes(r, 40), shape{7, 13, 130}, shape{1, 385, 128}, shape{64, 384, 128}) {
+	for _, sh := range append(raggedShapes(r, 40), shape{7, 13, 130}, shape{1, 385, 128}, shape{64, 384, 128},
+		shape{2, 128, 64}, shape{3, 64, 128}, shape{5, 7, 9}, shape{1, 130, 17}, shape{2, 4, 3}) {
 		m, n, k := sh.m, sh.n, sh.k
 		a, b, c := randSlice(r, m*k), randSlice(r, n*k), randSlice(r, m*n)
 		cOld := append([]float32(nil), c...)
