@@ -269,6 +269,7 @@ type linear struct {
 	w       *nn.Param
 	in, out int
 	pool    *bufPool
+	mm      products
 }
 
 func (f *linear) Operands() []mat.Tensor { return []mat.Tensor{f.x, f.w} }
@@ -277,7 +278,7 @@ func (f *linear) Forward() (mat.Tensor, error) {
 	x := data(f.x)
 	rows := len(x) / f.in
 	y := make([]float32, rows*f.out)
-	kernel.MatMulNT(y, x, data(f.w), rows, f.out, f.in, false)
+	f.mm.nt(y, x, data(f.w), rows, f.out, f.in, false)
 	return dense(rows, f.out, y), nil
 }
 
@@ -286,11 +287,11 @@ func (f *linear) Backward(gy mat.Tensor) error {
 	rows := len(x) / f.in
 	if f.x.RequiresGrad() {
 		gx := f.pool.get(len(x))
-		kernel.MatMulNN(gx, g, data(f.w), rows, f.in, f.out, false)
+		f.mm.nn(gx, g, data(f.w), rows, f.in, f.out, false)
 		giveGrad(f.x, rows, f.in, gx, f.pool)
 	}
 	gw := f.pool.get(f.out * f.in)
-	kernel.MatMulTN(gw, g, x, f.out, f.in, rows, false)
+	f.mm.tn(gw, g, x, f.out, f.in, rows, false)
 	giveGrad(f.w, f.out, f.in, gw, f.pool)
 	return nil
 }
@@ -303,6 +304,7 @@ type feedForward struct {
 	w1, w3, w2  *nn.Param
 	dim, hidden int
 	pool        *bufPool
+	mm          products
 	w13         []float32 // [W1; W3], [2·hidden, dim]
 	gu          []float32 // [rows, 2·hidden]: x·W1ᵀ then x·W3ᵀ per row
 	act         []float32 // silu(gate) ∘ up, [rows, hidden]
@@ -317,7 +319,7 @@ func (f *feedForward) forward(y, x []float32) {
 	copy(f.w13, data(f.w1))
 	copy(f.w13[hid*f.dim:], data(f.w3))
 	f.gu = f.pool.get(rows * 2 * hid)
-	kernel.MatMulNT(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
+	f.mm.nt(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
 	f.act = f.pool.get(rows * hid)
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -325,7 +327,7 @@ func (f *feedForward) forward(y, x []float32) {
 			siluMul(f.act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
 		}
 	})
-	kernel.MatMulNT(y, f.act, data(f.w2), rows, f.dim, hid, true)
+	f.mm.nt(y, f.act, data(f.w2), rows, f.dim, hid, true)
 }
 
 // siluMul sets dst = silu(gate) ∘ up, silu(x) = x·σ(x).
@@ -335,9 +337,9 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	rows := len(x) / f.dim
 	hid := f.hidden
 	gw2 := f.pool.get(f.dim * hid)
-	kernel.MatMulTN(gw2, g, f.act, f.dim, hid, rows, false)
+	f.mm.tn(gw2, g, f.act, f.dim, hid, rows, false)
 	gact := f.pool.get(rows * hid)
-	kernel.MatMulNN(gact, g, data(f.w2), rows, hid, f.dim, false)
+	f.mm.nn(gact, g, data(f.w2), rows, hid, f.dim, false)
 	ggu := f.pool.get(rows * 2 * hid) // per row: the gate's gradient, then the up's
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -354,8 +356,8 @@ func (f *feedForward) backward(gx, g, x []float32) {
 		}
 	})
 	gw13 := f.pool.get(2 * hid * f.dim)
-	kernel.MatMulTN(gw13, ggu, x, 2*hid, f.dim, rows, false)
-	kernel.MatMulNN(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
+	f.mm.tn(gw13, ggu, x, 2*hid, f.dim, rows, false)
+	f.mm.nn(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
 	accGrad(f.w1, hid, f.dim, gw13[:hid*f.dim])
 	accGrad(f.w3, hid, f.dim, gw13[hid*f.dim:])
 	giveGrad(f.w2, f.dim, hid, gw2, f.pool)
@@ -376,6 +378,7 @@ type attention struct {
 	seqLen         int   // T: rows per sequence
 	lens           []int // valid positions per sequence (right padding)
 	pool           *bufPool
+	mm             products
 
 	wqkv  []float32 // [Wq; Wk; Wv], [3·dim, dim]
 	qkv   []float32 // [rows, 3·dim]: q and k after RoPE, v
@@ -421,7 +424,7 @@ func (f *attention) forward(y, x []float32) {
 	copy(f.wqkv[d*d:], data(f.wk))
 	copy(f.wqkv[2*d*d:], data(f.wv))
 	f.qkv = f.pool.get(rows * 3 * d)
-	kernel.MatMulNT(f.qkv, x, f.wqkv, rows, 3*d, d, false)
+	f.mm.nt(f.qkv, x, f.wqkv, rows, 3*d, d, false)
 	f.rotate(f.qkv, 1)
 	if f.padded() {
 		f.mixed = f.pool.getZero(rows * d)
@@ -449,16 +452,16 @@ func (f *attention) forward(y, x []float32) {
 			kernel.MatMulNNStrided(f.mixed[b*f.seqLen*d+h*hd:], d, p, n, f.qkv[o+2*d:], ld, n, hd, n, false)
 		}
 	})
-	kernel.MatMulNT(y, f.mixed, data(f.wo), rows, d, d, true)
+	f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
 }
 
 func (f *attention) backward(gx, g, x []float32) {
 	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
 	rows := len(x) / d
 	gwo := f.pool.get(d * d)
-	kernel.MatMulTN(gwo, g, f.mixed, d, d, rows, false)
+	f.mm.tn(gwo, g, f.mixed, d, d, rows, false)
 	gmixed := f.pool.get(rows * d)
-	kernel.MatMulNN(gmixed, g, data(f.wo), rows, d, d, false)
+	f.mm.nn(gmixed, g, data(f.wo), rows, d, d, false)
 
 	ld := 3 * d
 	var gqkv []float32 // [rows, 3·dim]: the gradients of q, k and v
@@ -492,9 +495,9 @@ func (f *attention) backward(gx, g, x []float32) {
 		}
 	})
 	f.rotate(gqkv, -1) // back through RoPE: rotate by −angle
-	kernel.MatMulNN(gx, gqkv, f.wqkv, rows, d, 3*d, false)
+	f.mm.nn(gx, gqkv, f.wqkv, rows, d, 3*d, false)
 	gw := f.pool.get(3 * d * d)
-	kernel.MatMulTN(gw, gqkv, x, 3*d, d, rows, false)
+	f.mm.tn(gw, gqkv, x, 3*d, d, rows, false)
 	accGrad(f.wq, d, d, gw[:d*d])
 	accGrad(f.wk, d, d, gw[d*d:2*d*d])
 	accGrad(f.wv, d, d, gw[2*d*d:])
