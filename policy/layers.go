@@ -169,25 +169,11 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			xr, gr, iv := x[r*d:(r+1)*d], g[r*d:(r+1)*d], inv[r]
-			tr, gxr := gxw[r*d:(r+1)*d], gx[r*d:(r+1)*d]
-			var dot float32 // Σ_j w_j g_j x_j
-			for j := range xr {
-				t := gr[j] * xr[j]
-				dot += w[j] * t
-				tr[j] = t * iv
-			}
-			c := iv * iv * iv * dot / float32(d)
+			var rr []float32
 			if res != nil {
-				rr := res[r*d : (r+1)*d]
-				for j := range xr {
-					gxr[j] = rr[j] + (iv*w[j]*gr[j] - c*xr[j])
-				}
-			} else {
-				for j := range xr {
-					gxr[j] = iv*w[j]*gr[j] - c*xr[j]
-				}
+				rr = res[r*d : (r+1)*d]
 			}
+			kernel.RMSNormBackward(gx[r*d:(r+1)*d], gxw[r*d:(r+1)*d], rr, x[r*d:(r+1)*d], w, g[r*d:(r+1)*d], inv[r])
 		}
 	})
 	gw := make([]float32, d)

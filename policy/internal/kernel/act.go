@@ -114,9 +114,7 @@ func RMSNorm(dst, x, w []float32, eps float32) float32 {
 	}
 	ss := Dot(x, x)
 	inv := float32(1 / math.Sqrt(float64(ss/float32(len(x))+eps)))
-	for i, v := range x {
-		dst[i] = w[i] * (v * inv)
-	}
+	mulScaled(dst, x, w, inv)
 	return inv
 }
 
