@@ -41,24 +41,62 @@ func accGrad(t mat.Tensor, rows, cols int, g []float32) {
 	}
 }
 
+// handover is a gradient whose buffer spago may keep: spago's first
+// accumulation into a tensor stores a Clone of the gradient it is given,
+// and handover's Clone is the matrix itself, not a copy.
+type handover struct{ *mat.Dense[float32] }
+
+// Clone returns the matrix itself (see handover).
+func (h handover) Clone() mat.Matrix { return h.Dense }
+
+// giveGrad adds g, a whole buffer of pool, to t's gradient as accGrad
+// does, but when t has no gradient yet the buffer itself becomes the
+// gradient instead of spago's copy of it (a copy of every activation
+// gradient was ~7% of a training step). Otherwise, or when t takes no
+// gradient, g goes back to the pool. The caller must not use g afterwards.
+// A buffer given away returns to the pool when its gradient has been
+// consumed: by block.Backward and embedding.Backward for their outputs'
+// gradients, by Trainer.Step for the parameters'.
+func giveGrad(t mat.Tensor, rows, cols int, g []float32, pool *bufPool) {
+	if !t.RequiresGrad() || len(g) == 0 {
+		pool.put(g)
+		return
+	}
+	if t.Value().HasGrad() {
+		t.AccGrad(dense(rows, cols, g))
+		pool.put(g)
+		return
+	}
+	t.AccGrad(handover{dense(rows, cols, g)})
+	// Another goroutine may have given its gradient first, in which case
+	// spago added g to that one and g is free again.
+	if kept := t.Value().Grad(); kept == nil || &data(kept)[0] != &g[0] {
+		pool.put(g)
+	}
+}
+
 // embedding looks up the rows of the embedding matrix for the given ids.
 type embedding struct {
 	table *nn.Param
 	ids   []int // one per row; PAD rows get a zero vector and no gradient
 	dim   int
 	pool  *bufPool
+	out   []float32 // the output, a pooled buffer (see Backward)
 }
 
 func (f *embedding) Operands() []mat.Tensor { return []mat.Tensor{f.table} }
 
 func (f *embedding) Forward() (mat.Tensor, error) {
 	e := data(f.table)
-	out := make([]float32, len(f.ids)*f.dim)
+	out := f.pool.get(len(f.ids) * f.dim)
 	for r, id := range f.ids {
 		if id != PAD {
 			copy(out[r*f.dim:(r+1)*f.dim], e[id*f.dim:(id+1)*f.dim])
+		} else {
+			clear(out[r*f.dim : (r+1)*f.dim])
 		}
 	}
+	f.out = out
 	return dense(len(f.ids), f.dim, out), nil
 }
 
@@ -71,8 +109,11 @@ func (f *embedding) Backward(gy mat.Tensor) error {
 			kernel.Axpy(1, g[r*f.dim:(r+1)*f.dim], ge[id*f.dim:(id+1)*f.dim])
 		}
 	}
-	accGrad(f.table, vocab, f.dim, ge)
-	f.pool.put(ge)
+	giveGrad(f.table, vocab, f.dim, ge, f.pool)
+	// The output's gradient (given by the first block, see giveGrad) and
+	// the output itself (read last by the first block's backward pass).
+	f.pool.put(g, f.out)
+	f.out = nil
 	return nil
 }
 
@@ -112,9 +153,9 @@ func (f *rmsNorm) Backward(gy mat.Tensor) error {
 	x, g := data(f.x), data(gy)
 	gx := f.pool.get(len(x))
 	gw := rmsNormBackward(gx, nil, x, data(f.w), g, f.inv, f.dim, f.pool)
-	accGrad(f.x, len(x)/f.dim, f.dim, gx)
+	giveGrad(f.x, len(x)/f.dim, f.dim, gx, f.pool)
 	accGrad(f.w, f.dim, 1, gw)
-	f.pool.put(gx, f.inv)
+	f.pool.put(f.inv)
 	f.inv = nil
 	return nil
 }
@@ -128,25 +169,11 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			xr, gr, iv := x[r*d:(r+1)*d], g[r*d:(r+1)*d], inv[r]
-			tr, gxr := gxw[r*d:(r+1)*d], gx[r*d:(r+1)*d]
-			var dot float32 // Σ_j w_j g_j x_j
-			for j := range xr {
-				t := gr[j] * xr[j]
-				dot += w[j] * t
-				tr[j] = t * iv
-			}
-			c := iv * iv * iv * dot / float32(d)
+			var rr []float32
 			if res != nil {
-				rr := res[r*d : (r+1)*d]
-				for j := range xr {
-					gxr[j] = rr[j] + (iv*w[j]*gr[j] - c*xr[j])
-				}
-			} else {
-				for j := range xr {
-					gxr[j] = iv*w[j]*gr[j] - c*xr[j]
-				}
+				rr = res[r*d : (r+1)*d]
 			}
+			kernel.RMSNormBackward(gx[r*d:(r+1)*d], gxw[r*d:(r+1)*d], rr, x[r*d:(r+1)*d], w, g[r*d:(r+1)*d], inv[r])
 		}
 	})
 	gw := make([]float32, d)
@@ -182,6 +209,7 @@ type block struct {
 	f    sublayer
 	h    []float32 // RMSNorm(x)
 	inv  []float32 // 1/rms per row
+	y    []float32 // the output, a pooled buffer (see Backward)
 }
 
 func (b *block) Operands() []mat.Tensor {
@@ -198,10 +226,10 @@ func (b *block) Forward() (mat.Tensor, error) {
 			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], x[r*d:(r+1)*d], w, b.eps)
 		}
 	})
-	y := make([]float32, len(x))
-	copy(y, x)
-	b.f.forward(y, b.h)
-	return dense(rows, d, y), nil
+	b.y = b.pool.get(len(x))
+	copy(b.y, x)
+	b.f.forward(b.y, b.h)
+	return dense(rows, d, b.y), nil
 }
 
 func (b *block) Backward(gy mat.Tensor) error {
@@ -210,10 +238,14 @@ func (b *block) Backward(gy mat.Tensor) error {
 	b.f.backward(gh, g, b.h)
 	gx := b.pool.get(len(x))
 	gw := rmsNormBackward(gx, g, x, data(b.norm), gh, b.inv, b.dim, b.pool)
-	accGrad(b.x, len(x)/b.dim, b.dim, gx)
+	giveGrad(b.x, len(x)/b.dim, b.dim, gx, b.pool)
 	accGrad(b.norm, b.dim, 1, gw)
-	b.pool.put(gh, gx, b.h, b.inv)
-	b.h, b.inv = nil, nil
+	// g, the gradient of this block's output, was given by its consumer
+	// (see giveGrad) and is read by nobody after this.
+	// The output too: its consumers, whose backward passes are over, were
+	// the last to read it (a block's output is never a model's output).
+	b.pool.put(gh, b.h, b.inv, g, b.y)
+	b.h, b.inv, b.y = nil, nil, nil
 	return nil
 }
 
@@ -223,6 +255,7 @@ type linear struct {
 	w       *nn.Param
 	in, out int
 	pool    *bufPool
+	mm      products
 }
 
 func (f *linear) Operands() []mat.Tensor { return []mat.Tensor{f.x, f.w} }
@@ -231,7 +264,7 @@ func (f *linear) Forward() (mat.Tensor, error) {
 	x := data(f.x)
 	rows := len(x) / f.in
 	y := make([]float32, rows*f.out)
-	kernel.MatMulNT(y, x, data(f.w), rows, f.out, f.in, false)
+	f.mm.nt(y, x, data(f.w), rows, f.out, f.in, false)
 	return dense(rows, f.out, y), nil
 }
 
@@ -240,14 +273,12 @@ func (f *linear) Backward(gy mat.Tensor) error {
 	rows := len(x) / f.in
 	if f.x.RequiresGrad() {
 		gx := f.pool.get(len(x))
-		kernel.MatMulNN(gx, g, data(f.w), rows, f.in, f.out, false)
-		accGrad(f.x, rows, f.in, gx)
-		f.pool.put(gx)
+		f.mm.nn(gx, g, data(f.w), rows, f.in, f.out, false)
+		giveGrad(f.x, rows, f.in, gx, f.pool)
 	}
 	gw := f.pool.get(f.out * f.in)
-	kernel.MatMulTN(gw, g, x, f.out, f.in, rows, false)
-	accGrad(f.w, f.out, f.in, gw)
-	f.pool.put(gw)
+	f.mm.tn(gw, g, x, f.out, f.in, rows, false)
+	giveGrad(f.w, f.out, f.in, gw, f.pool)
 	return nil
 }
 
@@ -259,6 +290,7 @@ type feedForward struct {
 	w1, w3, w2  *nn.Param
 	dim, hidden int
 	pool        *bufPool
+	mm          products
 	w13         []float32 // [W1; W3], [2·hidden, dim]
 	gu          []float32 // [rows, 2·hidden]: x·W1ᵀ then x·W3ᵀ per row
 	act         []float32 // silu(gate) ∘ up, [rows, hidden]
@@ -273,7 +305,7 @@ func (f *feedForward) forward(y, x []float32) {
 	copy(f.w13, data(f.w1))
 	copy(f.w13[hid*f.dim:], data(f.w3))
 	f.gu = f.pool.get(rows * 2 * hid)
-	kernel.MatMulNT(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
+	f.mm.nt(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
 	f.act = f.pool.get(rows * hid)
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -281,7 +313,7 @@ func (f *feedForward) forward(y, x []float32) {
 			siluMul(f.act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
 		}
 	})
-	kernel.MatMulNT(y, f.act, data(f.w2), rows, f.dim, hid, true)
+	f.mm.nt(y, f.act, data(f.w2), rows, f.dim, hid, true)
 }
 
 // siluMul sets dst = silu(gate) ∘ up, silu(x) = x·σ(x).
@@ -291,31 +323,25 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	rows := len(x) / f.dim
 	hid := f.hidden
 	gw2 := f.pool.get(f.dim * hid)
-	kernel.MatMulTN(gw2, g, f.act, f.dim, hid, rows, false)
+	f.mm.tn(gw2, g, f.act, f.dim, hid, rows, false)
 	gact := f.pool.get(rows * hid)
-	kernel.MatMulNN(gact, g, data(f.w2), rows, hid, f.dim, false)
+	f.mm.nn(gact, g, data(f.w2), rows, hid, f.dim, false)
 	ggu := f.pool.get(rows * 2 * hid) // per row: the gate's gradient, then the up's
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gate, up := f.gu[r*2*hid:r*2*hid+hid], f.gu[r*2*hid+hid:(r+1)*2*hid]
 			ggate, gup := ggu[r*2*hid:r*2*hid+hid], ggu[r*2*hid+hid:(r+1)*2*hid]
-			a := gact[r*hid : (r+1)*hid]
-			kernel.Sigmoid(ggate, gate)
-			for i, s := range ggate {
-				z := gate[i]
-				gup[i] = a[i] * z * s
-				// d silu(z)/dz = σ(z)·(1 + z·(1 − σ(z)))
-				ggate[i] = a[i] * up[i] * s * (1 + z*(1-s))
-			}
+			// d silu(z)/dz = σ(z)·(1 + z·(1 − σ(z))), in one pass
+			kernel.SiLUMulBackward(ggate, gup, gate, up, gact[r*hid:(r+1)*hid])
 		}
 	})
 	gw13 := f.pool.get(2 * hid * f.dim)
-	kernel.MatMulTN(gw13, ggu, x, 2*hid, f.dim, rows, false)
-	kernel.MatMulNN(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
+	f.mm.tn(gw13, ggu, x, 2*hid, f.dim, rows, false)
+	f.mm.nn(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
 	accGrad(f.w1, hid, f.dim, gw13[:hid*f.dim])
 	accGrad(f.w3, hid, f.dim, gw13[hid*f.dim:])
-	accGrad(f.w2, f.dim, hid, gw2)
-	f.pool.put(gw13, gw2, gact, ggu, f.w13, f.gu, f.act)
+	giveGrad(f.w2, f.dim, hid, gw2, f.pool)
+	f.pool.put(gw13, gact, ggu, f.w13, f.gu, f.act)
 	f.w13, f.gu, f.act = nil, nil, nil
 }
 
@@ -332,6 +358,7 @@ type attention struct {
 	seqLen         int   // T: rows per sequence
 	lens           []int // valid positions per sequence (right padding)
 	pool           *bufPool
+	mm             products
 
 	wqkv  []float32 // [Wq; Wk; Wv], [3·dim, dim]
 	qkv   []float32 // [rows, 3·dim]: q and k after RoPE, v
@@ -377,7 +404,7 @@ func (f *attention) forward(y, x []float32) {
 	copy(f.wqkv[d*d:], data(f.wk))
 	copy(f.wqkv[2*d*d:], data(f.wv))
 	f.qkv = f.pool.get(rows * 3 * d)
-	kernel.MatMulNT(f.qkv, x, f.wqkv, rows, 3*d, d, false)
+	f.mm.nt(f.qkv, x, f.wqkv, rows, 3*d, d, false)
 	f.rotate(f.qkv, 1)
 	if f.padded() {
 		f.mixed = f.pool.getZero(rows * d)
@@ -405,16 +432,16 @@ func (f *attention) forward(y, x []float32) {
 			kernel.MatMulNNStrided(f.mixed[b*f.seqLen*d+h*hd:], d, p, n, f.qkv[o+2*d:], ld, n, hd, n, false)
 		}
 	})
-	kernel.MatMulNT(y, f.mixed, data(f.wo), rows, d, d, true)
+	f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
 }
 
 func (f *attention) backward(gx, g, x []float32) {
 	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
 	rows := len(x) / d
 	gwo := f.pool.get(d * d)
-	kernel.MatMulTN(gwo, g, f.mixed, d, d, rows, false)
+	f.mm.tn(gwo, g, f.mixed, d, d, rows, false)
 	gmixed := f.pool.get(rows * d)
-	kernel.MatMulNN(gmixed, g, data(f.wo), rows, d, d, false)
+	f.mm.nn(gmixed, g, data(f.wo), rows, d, d, false)
 
 	ld := 3 * d
 	var gqkv []float32 // [rows, 3·dim]: the gradients of q, k and v
@@ -448,14 +475,14 @@ func (f *attention) backward(gx, g, x []float32) {
 		}
 	})
 	f.rotate(gqkv, -1) // back through RoPE: rotate by −angle
-	kernel.MatMulNN(gx, gqkv, f.wqkv, rows, d, 3*d, false)
+	f.mm.nn(gx, gqkv, f.wqkv, rows, d, 3*d, false)
 	gw := f.pool.get(3 * d * d)
-	kernel.MatMulTN(gw, gqkv, x, 3*d, d, rows, false)
+	f.mm.tn(gw, gqkv, x, 3*d, d, rows, false)
 	accGrad(f.wq, d, d, gw[:d*d])
 	accGrad(f.wk, d, d, gw[d*d:2*d*d])
 	accGrad(f.wv, d, d, gw[2*d*d:])
-	accGrad(f.wo, d, d, gwo)
-	f.pool.put(gw, gwo, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
+	giveGrad(f.wo, d, d, gwo, f.pool)
+	f.pool.put(gw, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
 	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
 }
 
@@ -545,8 +572,8 @@ func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 			row[tgt] += g[r] * f.invTemp
 		}
 	})
-	accGrad(f.logits, len(f.targets), f.vocab, gz)
-	f.pool.put(gz, f.probs)
+	giveGrad(f.logits, len(f.targets), f.vocab, gz, f.pool)
+	f.pool.put(f.probs)
 	f.probs = nil
 	return nil
 }
@@ -630,8 +657,8 @@ func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 			}
 		}
 	})
-	accGrad(f.logits, len(f.mask), f.vocab, gz)
-	f.pool.put(gz, f.probs)
+	giveGrad(f.logits, len(f.mask), f.vocab, gz, f.pool)
+	f.pool.put(f.probs)
 	f.probs = nil
 	return nil
 }

@@ -32,6 +32,7 @@ type Model struct {
 
 	rope *rope
 	pool *bufPool // recycled buffers of the training path
+	bf16 bool     // see SetBF16Training
 }
 
 // Layer is one transformer block's parameters.
@@ -180,7 +181,7 @@ func (b *Batch) Row(i, t int) int { return i*b.SeqLen + t }
 // hold meaningless values.
 func (m *Model) Logits(b *Batch) mat.Tensor {
 	c := m.Config
-	return ag.NewOperator(&linear{x: m.Hidden(b), w: m.Head, in: c.Dim, out: c.VocabSize, pool: m.pool}).Run()
+	return ag.NewOperator(&linear{x: m.Hidden(b), w: m.Head, in: c.Dim, out: c.VocabSize, pool: m.pool, mm: m.products()}).Run()
 }
 
 // Hidden runs the differentiable forward pass up to the final RMSNorm and
@@ -197,9 +198,9 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 	eps := float32(c.NormEps)
 	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool}).Run()
 	for _, l := range m.Layers {
-		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, pool: m.pool}
+		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, pool: m.pool, mm: m.products()}
 		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, f: attn}).Run()
-		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool}
+		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool, mm: m.products()}
 		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, f: ffn}).Run()
 	}
 	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool}).Run()

@@ -78,12 +78,18 @@ func (t *Trainer) Step(loss mat.Tensor) (gradNorm float64, err error) {
 	}
 	// spago's optimizers.Optimizer returns before its goroutines finish
 	// (v1.1.0), so the parameters are updated here, in parallel over a
-	// fixed split, each by spago's Adam.
+	// fixed split, each by adamUpdate (spago's Adam, bit for bit, in one
+	// pass).
 	errs := make([]error, len(t.params))
 	parallelFor(len(t.params), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if p := t.params[i]; p.HasGrad() {
-				errs[i] = t.adam.OptimizeParams(p)
+				g := mat.Data[float32](p.Grad())
+				if errs[i] = adamUpdate(t.adam, p); errs[i] == nil {
+					// The cleared gradient is no one's any more: its buffer
+					// serves the next step (see giveGrad).
+					t.model.pool.put(g)
+				}
 			}
 		}
 	})

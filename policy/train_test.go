@@ -93,9 +93,22 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	ragged := randomSeqs(rng, 5, 3, 11, testConfig.VocabSize)
 	ragged[2] = full[1] // the same [5, 12] shape as full, with padding
 	batches := [][][]int{full, ragged, randomSeqs(rng, 3, 2, 9, testConfig.VocabSize), full, ragged}
+	for _, bf16 := range []bool{false, true} {
+		if bf16 && !BF16Supported() {
+			t.Log("no BF16 products here: the BF16 case is the float32 one")
+		}
+		trainingIsDeterministic(t, batches, bf16)
+	}
+}
+
+// trainingIsDeterministic is TestTrainingIsDeterministic with the float32
+// or the BF16 products.
+func trainingIsDeterministic(t *testing.T, batches [][][]int, bf16 bool) {
+	t.Helper()
 	run := func(procs int, pooled bool) *Model {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		m, _ := NewModel(testConfig, 2)
+		m.SetBF16Training(bf16)
 		if !pooled {
 			m.pool = nil
 		}
@@ -118,7 +131,7 @@ func TestTrainingIsDeterministic(t *testing.T) {
 			a, b := data(p.Param), data(got.NamedParams()[i].Param)
 			for j := range a {
 				if a[j] != b[j] {
-					t.Fatalf("GOMAXPROCS %d, pooled %v: %s[%d] = %v, want %v", tc.procs, tc.pooled, p.Name, j, b[j], a[j])
+					t.Fatalf("bf16 %v, GOMAXPROCS %d, pooled %v: %s[%d] = %v, want %v", bf16, tc.procs, tc.pooled, p.Name, j, b[j], a[j])
 				}
 			}
 		}
