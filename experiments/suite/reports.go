@@ -1,6 +1,10 @@
 package suite
 
-import "github.com/rollout-rl/rollout/tracking/report"
+import (
+	"strings"
+
+	"github.com/rollout-rl/rollout/tracking/report"
+)
 
 // Marks of the common design: 10,000 sampled tokens per run, evaluated at
 // 0, 5k and 10k (the filtering report: 20,000, evaluated every 5k).
@@ -157,7 +161,7 @@ func quantized() Report {
 		Number: 6, Name: "quantized", Title: "Quantized sampling",
 		Claim:  `"quantized inference for the sampling phase" makes generation cheaper, and a truncated importance-sampling correction (TIS) absorbs the sampler–learner mismatch.`,
 		Source: "FlashRL / TIS (Yao et al. 2025)",
-		Design: shortTask + `Variants: float32 sampling (baseline), weight-only int8 sampling without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. It measures this build's int8 engine: rerun it once the fast int8 kernels land. ` + commonBudget,
+		Design: strings.Replace(shortTask, "keep 5 seeds", "keep 20 seeds", 1) + `Variants: float32 sampling (baseline), int8 sampling (W8A8: weights and activations in int8 with VNNI dot products where the CPU has them, weight-only int8 elsewhere) without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. It measures this build's int8 engine. ` + strings.Replace(commonBudget, "5 seeds per variant", "20 seeds per variant", 1),
 		Tables: []Table{
 			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
 			{Title: "Cost and mismatch per step", At: "mean", Metrics: []string{"timing_s/gen", "mismatch/kl", "mismatch/abs_logp", "is/ratio_mean", "wall_s"}},
