@@ -9,7 +9,7 @@
 #
 #   results/treerl_training.sh [STORE]     (default: treerl.db)
 #
-# Takes about two hours on 2 busy cores (two base policies: pretraining one
+# Takes about three hours on 2 busy cores (two base policies: pretraining one
 # of them, 2 × 70 runs of 100,000 sampled tokens, two at a time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
