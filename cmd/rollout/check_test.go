@@ -347,7 +347,7 @@ func (w *signalOnWrite) Write(p []byte) (int, error) {
 	return w.Buffer.Write(p)
 }
 
-// An interrupted run exits 130 after saying how to resume.
+// An interrupted run exits 130 after saying how to resume, once.
 func TestRunInterruptedExits130(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs an experiment")
@@ -358,8 +358,11 @@ func TestRunInterruptedExits130(t *testing.T) {
 	var out bytes.Buffer
 	errOut := &signalOnWrite{}
 	code := run([]string{"run", cfg, "--store", filepath.Join(dir, "s.db"), "--cache", dir, "--workers", "1"}, &out, errOut)
-	if code != 130 || !strings.Contains(out.String(), "run the same command again to resume") || !strings.Contains(errOut.String(), "interrupt") {
+	if code != 130 || !strings.Contains(errOut.String(), "run the same command again to resume") || !strings.Contains(errOut.String(), "interrupt") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if n := strings.Count(out.String()+errOut.String(), "run the same command again"); n != 1 {
+		t.Errorf("the resume command is said %d times, want once:\n%s\n%s", n, out.String(), errOut.String())
 	}
 }
 

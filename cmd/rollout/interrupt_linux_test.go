@@ -338,7 +338,10 @@ func TestInterruptAndResume(t *testing.T) {
 func checkStopped(t *testing.T, out, stderr string, runs map[string]tracking.Run, tty bool) {
 	t.Helper()
 	hint := "run the same command again to resume: rollout run "
-	if !strings.Contains(out, hint) || !strings.Contains(stderr, "interrupted by SIGINT") || !strings.Contains(stderr, "stopping once the steps in flight commit") {
+	if strings.Count(out+stderr, hint) != 1 {
+		t.Errorf("the rerun hint is not said exactly once:\n%s\n%s", out, stderr)
+	}
+	if !strings.Contains(stderr, hint) || !strings.Contains(stderr, "interrupted by SIGINT") || !strings.Contains(stderr, "stopping once the steps in flight commit") {
 		t.Errorf("no rerun hint or interrupt message:\n%s\n%s", out, stderr)
 	}
 	stopped := stoppedLine.FindAllStringSubmatch(out, -1)

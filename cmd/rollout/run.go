@@ -133,7 +133,9 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	writeResults(out, sum.Runs)
 	fmt.Fprintf(out, "experiment %s in %s: %s\n", f.Name, st.Path(), counts(sum))
 	rerun := rerunCommand(cmd, a)
-	if sum.Stopped+sum.NotStarted+sum.Failed > 0 {
+	// An interrupt's error says how to resume (on stderr); say it here only
+	// when the runs stopped otherwise, so that it is printed once.
+	if ctx.Err() == nil && sum.Stopped+sum.NotStarted+sum.Failed > 0 {
 		fmt.Fprintf(out, "run the same command again to resume: %s\n", rerun)
 	}
 	opts := reportOptions()
