@@ -6,33 +6,58 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 )
 
-// Pretraining on one-digit addition lowers the loss and lifts greedy
-// accuracy well above the untrained policy's 0.
-func TestPretrainLowersLossAndRaisesAccuracy(t *testing.T) {
-	tk, err := task.New("add", task.AddParams{Digits: 1, Scratchpad: true})
+// smokeLongAdd is the smoke setting of the long_add task: operands of two
+// digits worked column by column with the rewrite (responses of 31
+// characters), a one-block model (dim 64, 4 heads, feed-forward 192,
+// max_seq 48), 350 steps of 16 demonstrations at Adam step size 3e-3, 30%
+// of them flawed as in the real configs, greedy accuracy on 200 held-out
+// prompts, seed 0. It lands the base policy in the middle of the 20–60%
+// band the research asks of base policies, in about 2 s of CPU: 35.5% on
+// the AVX2 and AVX-512 kernels, 34.5% on the generic one (about 11 s of
+// CPU), the same with 1 or 2 workers; seeds 0 to 7 give 30% to 50%.
+func smokeLongAdd() (task.LongAddParams, Config) {
+	cfg := DefaultConfig()
+	cfg.Model = Model{Size: "tiny", Dim: 64, Layers: 1, Heads: 4, Hidden: 192, MaxSeq: 48}
+	cfg.Steps, cfg.BatchSize, cfg.LR, cfg.FlawedShare, cfg.EvalPrompts, cfg.Seed = 350, 16, 3e-3, 0.3, 200, 0
+	return task.LongAddParams{MinDigits: 2, MaxDigits: 2, Rewrite: true}, cfg
+}
+
+// A short pretraining on a long-reasoning task (smokeLongAdd) lowers the
+// loss more than tenfold and lands the base policy's greedy accuracy inside
+// the 20–60% band: well past the untrained policy's 0, and short of the 71%
+// that 500 steps reach, leaving RL room to improve it.
+func TestPretrainSmokeLandsInBand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pretrains a policy")
+	}
+	params, cfg := smokeLongAdd()
+	tk, err := task.New("long_add", params)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var losses []float64
-	res, err := Train(context.Background(), tk, with(func(c *Config) { c.Steps, c.BatchSize, c.FlawedShare, c.EvalPrompts, c.LR = 150, 16, 0, 50, 3e-3 }), func(s Step) {
-		losses = append(losses, s.Loss)
+	var first float64
+	res, err := Train(context.Background(), tk, cfg, func(s Step) {
+		if s.Step == 1 {
+			first = s.Loss
+		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, last := losses[0], res.Loss
-	t.Logf("loss %.3f → %.3f, greedy accuracy %.2f", first, last, res.EvalAcc)
-	if last > first/3 {
-		t.Errorf("loss fell from %.3f to %.3f only", first, last)
+	t.Logf("long_add %+v, model %v, %d steps: loss %.3f → %.4f, greedy accuracy %.1f%% on %d held-out prompts, %s",
+		params, cfg.Model, cfg.Steps, first, res.Loss, 100*res.EvalAcc, cfg.EvalPrompts, res.Duration.Round(time.Millisecond))
+	if res.Loss > first/10 {
+		t.Errorf("loss fell from %.3f to %.4f only, want below a tenth", first, res.Loss)
 	}
-	if res.EvalAcc < 0.2 {
-		t.Errorf("greedy accuracy %.2f after pretraining", res.EvalAcc)
+	if res.EvalAcc < 0.2 || res.EvalAcc > 0.6 {
+		t.Errorf("greedy accuracy %.1f%%, want inside the 20–60%% band", 100*res.EvalAcc)
 	}
 }
 
