@@ -9,9 +9,10 @@
 #
 #   results/treerl_training.sh [STORE]     (default: treerl.db)
 #
-# Takes about WALL on this 2-core machine when it is otherwise idle (two base
-# policies, each pretrained once, about 2 minutes; 2 × 80 runs of 100,000
-# sampled tokens, two at a time); see results/treerl.md for the measured figure.
+# Takes about 55 minutes on a 2-core machine (two base policies, each
+# pretrained once in about 2 minutes, then 2 × 80 runs of 100,000 sampled
+# tokens, two at a time: 51 minutes and 74 minutes of CPU when measured,
+# see results/treerl.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store=${1:-treerl.db}

@@ -51,7 +51,7 @@ const commonBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`
 
 // longTask is the task and base policy of the reports on long responses
 // (compute, max_length).
-const longTask = `Task: ` + "`long_add`" + ` — 4- to 6-digit addition worked column by column with the rewritten scratchpad: responses of 69–70, 91–92 and 115–116 tokens (EOS included) for 4, 5 and 6 digits, the task's cap being 116 — from the base policy of long_add.yaml's pretraining with seed 1 (1,000 supervised steps; 61.1% greedy accuracy on 200 held-out prompts in treerl_training.md's second cell): responses long enough for the generation phase and length caps to show. `
+const longTask = `Task: ` + "`long_add`" + ` — 4- to 6-digit addition worked column by column with the rewritten scratchpad: responses of 69–70, 91–92 and 115–116 tokens (EOS included) for 4, 5 and 6 digits, the task's cap being 116 — from the base policy of long_add.yaml's pretraining with seed 1 (1,000 supervised steps; 61.1% greedy accuracy on 200 held-out prompts at step 0 of treerl.md's training design): responses long enough for the generation phase and length caps to show. `
 
 func compute() Report {
 	return Report{
