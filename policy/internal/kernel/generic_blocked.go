@@ -22,11 +22,11 @@ package kernel
 
 const (
 	panelCols = 48 // a multiple of the tile widths 3 and 6
-	panelK    = 256
+	panelK    = 128
 	// nnRows and tnRows are the most output rows of a block of NN and of
 	// TN (even: the tile height is 2); each block copies every panel of b.
 	nnRows = 256
-	tnRows = 96
+	tnRows = 128
 	// minBlockedRows is the fewest output rows a blocked product needs.
 	minBlockedRows = 4
 )
