@@ -2,23 +2,22 @@ package kernel
 
 // The generic NN and TN products run in blocks, so that the register tiles
 // of the NT product serve them too. The columns of b are copied panelCols
-// at a time and panelK steps of k at a time into a panel on the stack,
-// each column contiguous over the steps, and the rows of a block of output
-// rows run their tiles against it: NN reads its rows of a in place, TN,
-// whose a is transposed, copies the columns of a into rows too, a block of
-// output rows and of steps at a time. Within a block of output rows, the
-// panels that continue the same outputs follow each other (over k for NN,
-// whose block of outputs is then a panel's width; over k then the columns
-// for TN, whose block of outputs is then whole rows), so that the outputs
-// a panel continues are still in the cache (a product whose outputs left
-// the cache between two blocks of k waits at every tile's first additions
-// for them to come back). Each output is still summed in increasing k from
-// +0 (or from the old value with acc), one rounded product and one rounded
-// sum per step, continuing from the value the previous block left in c:
-// the bits of the unblocked loops nnDirect and tnDirect. Copying costs a
-// few per cent of the time; products of fewer than minBlockedRows rows
-// keep the unblocked loops, where it would not pay. Nothing is allocated:
-// the copies live on the stack.
+// at a time over panelK steps of k into a panel on the stack, each column
+// contiguous over the steps, and the rows of a block of output rows run
+// their tiles against it. NN reads its rows of a in place; TN, whose a is
+// transposed, copies the columns of a into rows too, one block of output
+// rows over panelK steps at a time. Within a block of output rows, the
+// panels that continue the same outputs follow each other (NN: all the
+// steps of one panel's columns, then the next columns; TN: all the columns
+// of one block of steps, then the next steps), so that the outputs a panel
+// continues are still in the L1 or L2 cache: outputs that left the cache
+// between two blocks of k make every tile's first additions wait for
+// memory. Each output is still summed in increasing k from +0 (or from the
+// old value with acc), one rounded product and one rounded sum per step,
+// continuing from the value the previous block left in c: the bits of the
+// unblocked loops nnDirect and tnDirect. Copying costs a few per cent of
+// the time; products of fewer than minBlockedRows rows keep the unblocked
+// loops, where it would not pay. Nothing is allocated.
 
 const (
 	panelCols = 48 // a multiple of the tile widths 3 and 6
@@ -31,11 +30,11 @@ const (
 	minBlockedRows = 4
 )
 
-// rowBlock is the number of rows of the blocks that split m rows evenly
-// into blocks of at most most rows (most even): an even number unless the
-// blocks are one of odd m.
-func rowBlock(m, most int) int {
-	nb := (m + most - 1) / most
+// rowBlock is the size of the blocks that split m rows evenly into blocks
+// of at most limit rows (limit even), rounded up to an even size when there
+// are several blocks, so that only the last block can end in a single row.
+func rowBlock(m, limit int) int {
+	nb := (m + limit - 1) / limit
 	mr := (m + nb - 1) / nb
 	if nb > 1 {
 		mr += mr & 1

@@ -68,3 +68,25 @@ func TestGenericNNTNBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestRowBlock checks the split of the blocked products' output rows:
+// blocks of at most the limit, even when there are several, as few as the
+// limit allows, and none empty.
+func TestRowBlock(t *testing.T) {
+	for _, limit := range []int{2, 96, 128, 256} {
+		for m := 1; m <= 3*limit+3; m++ {
+			mr := rowBlock(m, limit)
+			nb := (m + mr - 1) / mr
+			switch {
+			case mr > limit:
+				t.Fatalf("rowBlock(%d, %d) = %d, above the limit", m, limit, mr)
+			case nb > 1 && mr%2 != 0:
+				t.Fatalf("rowBlock(%d, %d) = %d: odd with %d blocks", m, limit, mr, nb)
+			case nb != (m+limit-1)/limit:
+				t.Fatalf("rowBlock(%d, %d) = %d: %d blocks, want %d", m, limit, mr, nb, (m+limit-1)/limit)
+			case (nb-1)*mr >= m:
+				t.Fatalf("rowBlock(%d, %d) = %d leaves an empty block", m, limit, mr)
+			}
+		}
+	}
+}
