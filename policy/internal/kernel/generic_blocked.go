@@ -1,40 +1,64 @@
 package kernel
 
 // The generic NN and TN products run in blocks, so that the register tiles
-// of the NT product serve them too: for each block of blockK steps of k,
-// the columns of b are copied blockCols at a time into a panel on the
-// stack, each column contiguous over the block's steps (for TN, whose a is
-// transposed too, so are the columns of a, blockRows at a time; NN reads
-// its rows of a in place), and every output of the block continues its
-// sequential sum from the value the previous block left in c. Each output
-// is therefore still summed in increasing k from +0 (or from the old value
-// with acc), one rounded product and one rounded sum per step: the bits of
-// the unblocked loops nnDirect and tnDirect. Copying costs a few per cent
-// of the time; products of fewer than minBlockedRows rows keep the
-// unblocked loops, where it would not pay.
+// of the NT product serve them too. The columns of b are copied panelCols
+// at a time over panelK steps of k into a panel on the stack, each column
+// contiguous over the steps, and the rows of a block of output rows run
+// their tiles against it. NN reads its rows of a in place; TN, whose a is
+// transposed, copies the columns of a into rows too, one block of output
+// rows over panelK steps at a time. Within a block of output rows, the
+// panels that continue the same outputs follow each other (NN: all the
+// steps of one panel's columns, then the next columns; TN: all the columns
+// of one block of steps, then the next steps), so that the outputs a panel
+// continues are still in the L1 or L2 cache: outputs that left the cache
+// between two blocks of k make every tile's first additions wait for
+// memory. Each output is still summed in increasing k from +0 (or from the
+// old value with acc), one rounded product and one rounded sum per step,
+// continuing from the value the previous block left in c: the bits of the
+// unblocked loops nnDirect and tnDirect. Copying costs a few per cent of
+// the time; products of fewer than minBlockedRows rows keep the unblocked
+// loops, where it would not pay. Nothing is allocated.
 
 const (
-	blockRows = 48 // a multiple of the tile height 2
-	blockCols = 48 // a multiple of the tile widths 3 and 6
-	blockK    = 128
+	panelCols = 48 // a multiple of the tile widths 3 and 6
+	panelK    = 128
+	// nnRows and tnRows are the most output rows of a block of NN and of
+	// TN (even: the tile height is 2); each block copies every panel of b.
+	nnRows = 256
+	tnRows = 128
 	// minBlockedRows is the fewest output rows a blocked product needs.
 	minBlockedRows = 4
 )
+
+// rowBlock is the size of the blocks that split m rows evenly into blocks
+// of at most limit rows (limit even), rounded up to an even size when there
+// are several blocks, so that only the last block can end in a single row.
+func rowBlock(m, limit int) int {
+	nb := (m + limit - 1) / limit
+	mr := (m + nb - 1) / nb
+	if nb > 1 {
+		mr += mr & 1
+	}
+	return mr
+}
 
 func nnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
 	if m < minBlockedRows || k == 0 {
 		nnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
-	// The rows of a are read in place; each panel of b is copied once and
-	// serves all m rows.
-	var pb [blockCols * blockK]float32
-	for p0 := 0; p0 < k; p0 += blockK {
-		kc := min(blockK, k-p0)
-		for j0 := 0; j0 < n; j0 += blockCols {
-			nc := min(blockCols, n-j0)
-			packColumns(pb[:nc*kc], kc, b, ldb, j0, p0)
-			blockTiles(c[j0:], ldc, a[p0:], lda, pb[:nc*kc], m, nc, kc, acc || p0 > 0)
+	var pb [panelCols * panelK]float32
+	mr := rowBlock(m, nnRows)
+	for i0 := 0; i0 < m; i0 += mr {
+		mc := min(mr, m-i0)
+		for j0 := 0; j0 < n; j0 += panelCols {
+			nc := min(panelCols, n-j0)
+			for p0 := 0; p0 < k; p0 += panelK {
+				kc := min(panelK, k-p0)
+				panel := pb[:nc*kc]
+				packColumns(panel, kc, b, ldb, j0, p0)
+				blockTiles(c[i0*ldc+j0:], ldc, a[i0*lda+p0:], lda, panel, mc, nc, kc, acc || p0 > 0)
+			}
 		}
 	}
 }
@@ -44,59 +68,47 @@ func tnGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int,
 		tnDirect(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
-	// For each block of k, the columns of a are copied blockRows at a time
-	// and serve every panel of b. With at least minAllPanelRows rows, all
-	// the panels of b are copied first, into a buffer allocated once, so
-	// that each is copied once rather than once per block of rows (that
-	// cost up to a fifth of the time); fewer rows copy one panel at a time
-	// on the stack, as does a b of one panel.
-	var pa [blockRows * blockK]float32
-	var pb [blockCols * blockK]float32
-	var all []float32
-	switch {
-	case n <= blockCols:
-		all = pb[:] // one panel: copied once per block of k anyway
-	case m >= minAllPanelRows:
-		all = make([]float32, n*blockK)
-	}
-	for p0 := 0; p0 < k; p0 += blockK {
-		kc := min(blockK, k-p0)
-		for j0 := 0; all != nil && j0 < n; j0 += blockCols {
-			nc := min(blockCols, n-j0)
-			packColumns(all[j0*kc:(j0+nc)*kc], kc, b, ldb, j0, p0)
-		}
-		for i0 := 0; i0 < m; i0 += blockRows {
-			mc := min(blockRows, m-i0)
-			packColumns(pa[:mc*kc], kc, a, lda, i0, p0)
-			for j0 := 0; j0 < n; j0 += blockCols {
-				nc := min(blockCols, n-j0)
+	var pa [tnRows * panelK]float32
+	var pb [panelCols * panelK]float32
+	mr := rowBlock(m, tnRows)
+	for i0 := 0; i0 < m; i0 += mr {
+		mc := min(mr, m-i0)
+		for p0 := 0; p0 < k; p0 += panelK {
+			kc := min(panelK, k-p0)
+			rows := pa[:mc*kc]
+			packColumns(rows, kc, a, lda, i0, p0)
+			for j0 := 0; j0 < n; j0 += panelCols {
+				nc := min(panelCols, n-j0)
 				panel := pb[:nc*kc]
-				if all != nil {
-					panel = all[j0*kc : (j0+nc)*kc]
-				} else {
-					packColumns(panel, kc, b, ldb, j0, p0)
-				}
-				blockTiles(c[i0*ldc+j0:], ldc, pa[:mc*kc], kc, panel, mc, nc, kc, acc || p0 > 0)
+				packColumns(panel, kc, b, ldb, j0, p0)
+				blockTiles(c[i0*ldc+j0:], ldc, rows, kc, panel, mc, nc, kc, acc || p0 > 0)
 			}
 		}
 	}
 }
 
-// minAllPanelRows is the fewest output rows for which tnGeneric copies all
-// the panels of a block of k at once.
-const minAllPanelRows = 128
-
 // packColumns copies columns j0, j0+1, … of src (row stride ld), rows p0 to
-// p0+kc−1, into dst as rows: dst[c·kc+p] = src[(p0+p)·ld+j0+c].
+// p0+kc−1, into dst as rows: dst[c·kc+p] = src[(p0+p)·ld+j0+c]. It copies
+// packGroup columns at a time, so that the rows of dst being written are
+// few enough to stay in the L1 cache (their stride, kc floats, puts them in
+// few of its sets) until they are filled.
 func packColumns(dst []float32, kc int, src []float32, ld, j0, p0 int) {
 	nc := len(dst) / kc
-	for p := range kc {
-		row := src[(p0+p)*ld+j0 : (p0+p)*ld+j0+nc]
-		for c, v := range row {
-			dst[c*kc+p] = v
+	for g := 0; g < nc; g += packGroup {
+		w := min(packGroup, nc-g)
+		d := dst[g*kc : (g+w)*kc]
+		for p := range kc {
+			o := (p0+p)*ld + j0 + g
+			for c, v := range src[o : o+w] {
+				d[c*kc+p] = v
+			}
 		}
 	}
 }
+
+// packGroup is the columns packColumns copies at a time: one cache line of
+// a source row.
+const packGroup = 16
 
 // blockTiles continues (from set) or starts the sums of the mc×nc outputs
 // at c (row stride ldc) over mc rows of kc from pa (row stride lda) and

@@ -28,7 +28,7 @@ func seqRef(c []float32, ldc, m, n, k int, acc bool, at func(i, p int) float32, 
 
 // TestGenericNNTNBlocked checks the blocked generic NN and TN products bit
 // for bit against the plain sequential loop, on shapes that cross the
-// block sizes in every dimension, leave ragged tiles and use strides
+// block sizes in every dimension (rows, columns and k), leave ragged tiles and use strides
 // wider than the matrices.
 func TestGenericNNTNBlocked(t *testing.T) {
 	cases := []struct {
@@ -37,6 +37,8 @@ func TestGenericNNTNBlocked(t *testing.T) {
 		{1, 5, 7, 0}, {3, 4, 9, 1}, {4, 3, 1, 0}, {5, 7, 0, 0}, {6, 9, 130, 3},
 		{49, 50, 129, 0}, {50, 97, 257, 2}, {97, 13, 300, 5}, {64, 128, 384, 0}, {9, 128, 200, 1}, {7, 52, 20, 0},
 		{130, 100, 260, 1}, {129, 20, 140, 0},
+		// Several blocks of rows (the last one odd), of k and of columns.
+		{300, 50, 530, 2}, {257, 7, 600, 0}, {201, 97, 513, 3},
 	}
 	r := rand.New(rand.NewPCG(7, 9))
 	for _, tc := range cases {
@@ -63,6 +65,28 @@ func TestGenericNNTNBlocked(t *testing.T) {
 			ldaTN := m + pad
 			aTN := randSlice(r, k*ldaTN+1)
 			check("tn", tnGeneric, aTN, ldaTN, func(i, p int) float32 { return aTN[p*ldaTN+i] })
+		}
+	}
+}
+
+// TestRowBlock checks the split of the blocked products' output rows:
+// blocks of at most the limit, even when there are several, as few as the
+// limit allows, and none empty.
+func TestRowBlock(t *testing.T) {
+	for _, limit := range []int{2, 96, 128, 256} {
+		for m := 1; m <= 3*limit+3; m++ {
+			mr := rowBlock(m, limit)
+			nb := (m + mr - 1) / mr
+			switch {
+			case mr > limit:
+				t.Fatalf("rowBlock(%d, %d) = %d, above the limit", m, limit, mr)
+			case nb > 1 && mr%2 != 0:
+				t.Fatalf("rowBlock(%d, %d) = %d: odd with %d blocks", m, limit, mr, nb)
+			case nb != (m+limit-1)/limit:
+				t.Fatalf("rowBlock(%d, %d) = %d: %d blocks, want %d", m, limit, mr, nb, (m+limit-1)/limit)
+			case (nb-1)*mr >= m:
+				t.Fatalf("rowBlock(%d, %d) = %d leaves an empty block", m, limit, mr)
+			}
 		}
 	}
 }
