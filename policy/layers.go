@@ -41,6 +41,23 @@ func accGrad(t mat.Tensor, rows, cols int, g []float32) {
 	}
 }
 
+// giveGradCopy adds g to t's gradient as accGrad does, through a copy in
+// a buffer of pool that becomes the gradient (see giveGrad) rather than
+// spago's freshly allocated copy: for a gradient that is part of a larger
+// buffer, which cannot be given away itself.
+func giveGradCopy(t mat.Tensor, rows, cols int, g []float32, pool *bufPool) {
+	if !t.RequiresGrad() {
+		return
+	}
+	if t.Value().HasGrad() {
+		t.AccGrad(dense(rows, cols, g))
+		return
+	}
+	buf := pool.get(len(g))
+	copy(buf, g)
+	giveGrad(t, rows, cols, buf, pool)
+}
+
 // handover is a gradient whose buffer spago may keep: spago's first
 // accumulation into a tensor stores a Clone of the gradient it is given,
 // and handover's Clone is the matrix itself, not a copy.
@@ -177,9 +194,14 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 		}
 	})
 	gw := make([]float32, d)
-	for r := 0; r < rows; r++ { // in row order: deterministic
-		kernel.Axpy(1, gxw[r*d:(r+1)*d], gw)
-	}
+	// Each column summed in row order (deterministic), the columns split
+	// over goroutines in blocks of 16.
+	parallelFor((d+15)/16, func(lo, hi int) {
+		lo, hi = 16*lo, min(d, 16*hi)
+		for r := 0; r < rows; r++ {
+			kernel.Axpy(1, gxw[r*d+lo:r*d+hi], gw[lo:hi])
+		}
+	})
 	pool.put(gxw)
 	return gw
 }
@@ -220,14 +242,16 @@ func (b *block) Forward() (mat.Tensor, error) {
 	x, w := data(b.x), data(b.norm)
 	d := b.dim
 	rows := len(x) / d
-	b.h, b.inv = b.pool.get(len(x)), b.pool.get(rows)
+	b.h, b.inv, b.y = b.pool.get(len(x)), b.pool.get(rows), b.pool.get(len(x))
+	// The output starts as the block's input (the residual, to which the
+	// sublayer adds), copied row by row while the row is in cache.
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], x[r*d:(r+1)*d], w, b.eps)
+			xr := x[r*d : (r+1)*d]
+			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], xr, w, b.eps)
+			copy(b.y[r*d:(r+1)*d], xr)
 		}
 	})
-	b.y = b.pool.get(len(x))
-	copy(b.y, x)
 	b.f.forward(b.y, b.h)
 	return dense(rows, d, b.y), nil
 }
@@ -338,8 +362,8 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	gw13 := f.pool.get(2 * hid * f.dim)
 	f.mm.tn(gw13, ggu, x, 2*hid, f.dim, rows, false)
 	f.mm.nn(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
-	accGrad(f.w1, hid, f.dim, gw13[:hid*f.dim])
-	accGrad(f.w3, hid, f.dim, gw13[hid*f.dim:])
+	giveGradCopy(f.w1, hid, f.dim, gw13[:hid*f.dim], f.pool)
+	giveGradCopy(f.w3, hid, f.dim, gw13[hid*f.dim:], f.pool)
 	giveGrad(f.w2, f.dim, hid, gw2, f.pool)
 	f.pool.put(gw13, gact, ggu, f.w13, f.gu, f.act)
 	f.w13, f.gu, f.act = nil, nil, nil
@@ -478,9 +502,9 @@ func (f *attention) backward(gx, g, x []float32) {
 	f.mm.nn(gx, gqkv, f.wqkv, rows, d, 3*d, false)
 	gw := f.pool.get(3 * d * d)
 	f.mm.tn(gw, gqkv, x, 3*d, d, rows, false)
-	accGrad(f.wq, d, d, gw[:d*d])
-	accGrad(f.wk, d, d, gw[d*d:2*d*d])
-	accGrad(f.wv, d, d, gw[2*d*d:])
+	giveGradCopy(f.wq, d, d, gw[:d*d], f.pool)
+	giveGradCopy(f.wk, d, d, gw[d*d:2*d*d], f.pool)
+	giveGradCopy(f.wv, d, d, gw[2*d*d:], f.pool)
 	giveGrad(f.wo, d, d, gwo, f.pool)
 	f.pool.put(gw, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
 	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
