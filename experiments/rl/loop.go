@@ -32,8 +32,9 @@ import (
 type Setup struct {
 	Task      task.Task
 	Tokenizer *policy.Tokenizer
-	// Policy is trained in place; Reference is the frozen initial policy for
-	// the KL term (needed only when Train.KLCoef > 0).
+	// Policy is trained in place (New sets its BF16 training to
+	// Train.BF16); Reference is the frozen initial policy for the KL term
+	// (needed only when Train.KLCoef > 0).
 	Policy    *policy.Model
 	Reference *policy.Model
 	Strategy  search.Strategy
@@ -98,6 +99,7 @@ func New(s Setup) (*Loop, error) {
 	if err := s.checkMaxTokens(); err != nil {
 		return nil, err
 	}
+	s.Policy.SetBF16Training(s.Train.BF16)
 	tr, err := policy.NewTrainer(s.Policy, policy.TrainConfig{LR: s.Train.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: s.Train.MaxGradNorm})
 	if err != nil {
 		return nil, err
