@@ -408,14 +408,12 @@ func (f *attention) padded() bool {
 // rotate applies RoPE (dir 1) or its inverse (dir −1) to every head of
 // the q and k parts of every row of m ([rows, 3·dim]).
 func (f *attention) rotate(m []float32, dir float32) {
-	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
+	d, nh, half := f.cfg.Dim, f.cfg.Heads, f.rope.half
 	parallelFor(len(m)/(3*d), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t := r % f.seqLen
-			for h := 0; h < 2*nh; h++ { // q's heads, then k's
-				o := r*3*d + h*hd
-				f.rope.rotate(m[o:o+hd], t, dir)
-			}
+			// q's heads, then k's: 2·nh consecutive head vectors
+			kernel.RoPE(m[r*3*d:r*3*d+2*d], 2*nh, f.rope.cos[t*half:(t+1)*half], f.rope.sin[t*half:(t+1)*half], dir)
 		}
 	})
 }
@@ -562,8 +560,9 @@ func newRope(cfg Config) *rope {
 	return r
 }
 
-// rotate applies the rotation of position t to one head vector in place;
-// dir −1 applies the inverse (transposed) rotation.
+// rotate applies the rotation of position t to one head vector in place
+// (kernel.RoPE's arithmetic); dir −1 applies the inverse (transposed)
+// rotation.
 func (r *rope) rotate(x []float32, t int, dir float32) {
 	h := r.half
 	c, s := r.cos[t*h:(t+1)*h], r.sin[t*h:(t+1)*h]
