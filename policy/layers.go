@@ -185,13 +185,11 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 	rows := len(x) / d
 	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
 	parallelFor(rows, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			var rr []float32
-			if res != nil {
-				rr = res[r*d : (r+1)*d]
-			}
-			kernel.RMSNormBackward(gx[r*d:(r+1)*d], gxw[r*d:(r+1)*d], rr, x[r*d:(r+1)*d], w, g[r*d:(r+1)*d], inv[r])
+		var rr []float32
+		if res != nil {
+			rr = res[lo*d : hi*d]
 		}
+		kernel.RMSNormBackwardRows(gx[lo*d:hi*d], gxw[lo*d:hi*d], rr, x[lo*d:hi*d], w, g[lo*d:hi*d], inv[lo:hi])
 	})
 	gw := make([]float32, d)
 	// Each column summed in row order (deterministic), the columns split
