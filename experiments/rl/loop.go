@@ -287,6 +287,14 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["budget/train_flops"] = float64(trainFLOPs)
 	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
 	m["timing_s/update"] = time.Since(updStart).Seconds()
+	if l.s.Train.BF16 {
+		// Whether the BF16 products ran: on a CPU without them train.bf16
+		// trains in float32.
+		m["train/bf16"] = 0
+		if policy.BF16Supported() {
+			m["train/bf16"] = 1
+		}
+	}
 
 	// Groups sampled now may be reused by the next MaxStaleness versions.
 	l.buffer = l.buffer[:0]

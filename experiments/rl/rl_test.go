@@ -791,6 +791,13 @@ func TestBF16TrainingKey(t *testing.T) {
 		if _, ok := res.Metrics["actor/pg_loss"]; !ok {
 			t.Fatalf("train.bf16 %v: no update", bf16)
 		}
+		got, ok := res.Metrics["train/bf16"]
+		switch {
+		case ok != bf16:
+			t.Fatalf("train.bf16 %v: metric train/bf16 reported: %v", bf16, ok)
+		case bf16 && (got == 1) != policy.BF16Supported():
+			t.Fatalf("train/bf16 = %v; BF16 products run here: %v", got, policy.BF16Supported())
+		}
 		var out []float32
 		for _, p := range s.Policy.NamedParams() {
 			out = append(out, mat.Data[float32](p.Param.Value())...)
