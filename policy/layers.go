@@ -41,6 +41,23 @@ func accGrad(t mat.Tensor, rows, cols int, g []float32) {
 	}
 }
 
+// giveGradCopy adds g to t's gradient as accGrad does, through a copy in
+// a buffer of pool that becomes the gradient (see giveGrad) rather than
+// spago's freshly allocated copy: for a gradient that is part of a larger
+// buffer, which cannot be given away itself.
+func giveGradCopy(t mat.Tensor, rows, cols int, g []float32, pool *bufPool) {
+	if !t.RequiresGrad() {
+		return
+	}
+	if t.Value().HasGrad() {
+		t.AccGrad(dense(rows, cols, g))
+		return
+	}
+	buf := pool.get(len(g))
+	copy(buf, g)
+	giveGrad(t, rows, cols, buf, pool)
+}
+
 // handover is a gradient whose buffer spago may keep: spago's first
 // accumulation into a tensor stores a Clone of the gradient it is given,
 // and handover's Clone is the matrix itself, not a copy.
@@ -168,18 +185,21 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 	rows := len(x) / d
 	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
 	parallelFor(rows, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			var rr []float32
-			if res != nil {
-				rr = res[r*d : (r+1)*d]
-			}
-			kernel.RMSNormBackward(gx[r*d:(r+1)*d], gxw[r*d:(r+1)*d], rr, x[r*d:(r+1)*d], w, g[r*d:(r+1)*d], inv[r])
+		var rr []float32
+		if res != nil {
+			rr = res[lo*d : hi*d]
 		}
+		kernel.RMSNormBackwardRows(gx[lo*d:hi*d], gxw[lo*d:hi*d], rr, x[lo*d:hi*d], w, g[lo*d:hi*d], inv[lo:hi])
 	})
 	gw := make([]float32, d)
-	for r := 0; r < rows; r++ { // in row order: deterministic
-		kernel.Axpy(1, gxw[r*d:(r+1)*d], gw)
-	}
+	// Each column summed in row order (deterministic), the columns split
+	// over goroutines in blocks of 16.
+	parallelFor((d+15)/16, func(lo, hi int) {
+		lo, hi = 16*lo, min(d, 16*hi)
+		for r := 0; r < rows; r++ {
+			kernel.Axpy(1, gxw[r*d+lo:r*d+hi], gw[lo:hi])
+		}
+	})
 	pool.put(gxw)
 	return gw
 }
@@ -220,14 +240,16 @@ func (b *block) Forward() (mat.Tensor, error) {
 	x, w := data(b.x), data(b.norm)
 	d := b.dim
 	rows := len(x) / d
-	b.h, b.inv = b.pool.get(len(x)), b.pool.get(rows)
+	b.h, b.inv, b.y = b.pool.get(len(x)), b.pool.get(rows), b.pool.get(len(x))
+	// The output starts as the block's input (the residual, to which the
+	// sublayer adds), copied row by row while the row is in cache.
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], x[r*d:(r+1)*d], w, b.eps)
+			xr := x[r*d : (r+1)*d]
+			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], xr, w, b.eps)
+			copy(b.y[r*d:(r+1)*d], xr)
 		}
 	})
-	b.y = b.pool.get(len(x))
-	copy(b.y, x)
 	b.f.forward(b.y, b.h)
 	return dense(rows, d, b.y), nil
 }
@@ -338,8 +360,8 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	gw13 := f.pool.get(2 * hid * f.dim)
 	f.mm.tn(gw13, ggu, x, 2*hid, f.dim, rows, false)
 	f.mm.nn(gx, ggu, f.w13, rows, f.dim, 2*hid, false)
-	accGrad(f.w1, hid, f.dim, gw13[:hid*f.dim])
-	accGrad(f.w3, hid, f.dim, gw13[hid*f.dim:])
+	giveGradCopy(f.w1, hid, f.dim, gw13[:hid*f.dim], f.pool)
+	giveGradCopy(f.w3, hid, f.dim, gw13[hid*f.dim:], f.pool)
 	giveGrad(f.w2, f.dim, hid, gw2, f.pool)
 	f.pool.put(gw13, gact, ggu, f.w13, f.gu, f.act)
 	f.w13, f.gu, f.act = nil, nil, nil
@@ -384,14 +406,12 @@ func (f *attention) padded() bool {
 // rotate applies RoPE (dir 1) or its inverse (dir −1) to every head of
 // the q and k parts of every row of m ([rows, 3·dim]).
 func (f *attention) rotate(m []float32, dir float32) {
-	d, hd, nh := f.cfg.Dim, f.cfg.HeadDim(), f.cfg.Heads
+	d, nh, half := f.cfg.Dim, f.cfg.Heads, f.rope.half
 	parallelFor(len(m)/(3*d), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t := r % f.seqLen
-			for h := 0; h < 2*nh; h++ { // q's heads, then k's
-				o := r*3*d + h*hd
-				f.rope.rotate(m[o:o+hd], t, dir)
-			}
+			// q's heads, then k's: 2·nh consecutive head vectors
+			kernel.RoPE(m[r*3*d:r*3*d+2*d], 2*nh, f.rope.cos[t*half:(t+1)*half], f.rope.sin[t*half:(t+1)*half], dir)
 		}
 	})
 }
@@ -424,12 +444,17 @@ func (f *attention) forward(y, x []float32) {
 			b, h := i/nh, i%nh
 			n, o := f.lens[b], b*f.seqLen*ld+h*hd // q of the block at o, k at o+d, v at o+2d
 			p := f.probs[f.offs[i]:f.offs[i+1]]
-			kernel.MatMulNTStrided(p, n, f.qkv[o:], ld, f.qkv[o+d:], ld, n, n, hd, false)
+			causalRows(n, func(i0, i1 int) { // S = Q·Kᵀ, the keys up to the block's last query
+				kernel.MatMulNTStrided(p[i0*n:], n, f.qkv[o+i0*ld:], ld, f.qkv[o+d:], ld, i1-i0, i1, hd, false)
+			})
 			for t := 0; t < n; t++ {
 				softmaxScaled(p[t*n:t*n+t+1], scale)
 				clear(p[t*n+t+1 : (t+1)*n])
 			}
-			kernel.MatMulNNStrided(f.mixed[b*f.seqLen*d+h*hd:], d, p, n, f.qkv[o+2*d:], ld, n, hd, n, false)
+			om := b*f.seqLen*d + h*hd
+			causalRows(n, func(i0, i1 int) { // O = P·V over the values up to i1
+				kernel.MatMulNNStrided(f.mixed[om+i0*d:], d, p[i0*n:], n, f.qkv[o+2*d:], ld, i1-i0, hd, i1, false)
+			})
 		}
 	})
 	f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
@@ -459,9 +484,13 @@ func (f *attention) backward(gx, g, x []float32) {
 			q, k, v := f.qkv[o:], f.qkv[o+d:], f.qkv[o+2*d:]
 			gq, gk, gv := gqkv[o:], gqkv[o+d:], gqkv[o+2*d:]
 			p := f.probs[f.offs[i]:f.offs[i+1]]
-			kernel.MatMulTNStrided(gv, ld, p, n, gmixed[om:], d, n, hd, n, false) // dV = Pᵀ·dO
+			causalRows(n, func(j0, j1 int) { // dV = Pᵀ·dO over the queries from j0
+				kernel.MatMulTNStrided(gv[j0*ld:], ld, p[j0*n+j0:], n, gmixed[om+j0*d:], d, j1-j0, hd, n-j0, false)
+			})
 			gp = grow(gp, n*n)
-			kernel.MatMulNTStrided(gp, n, gmixed[om:], d, v, ld, n, n, hd, false) // dP = dO·Vᵀ
+			causalRows(n, func(i0, i1 int) { // dP = dO·Vᵀ, up to i1
+				kernel.MatMulNTStrided(gp[i0*n:], n, gmixed[om+i0*d:], d, v, ld, i1-i0, i1, hd, false)
+			})
 			for t := 0; t < n; t++ {
 				pr, gr := p[t*n:(t+1)*n], gp[t*n:(t+1)*n]
 				s := kernel.Dot(pr[:t+1], gr[:t+1])
@@ -470,20 +499,41 @@ func (f *attention) backward(gx, g, x []float32) {
 				}
 				clear(gr[t+1:])
 			}
-			kernel.MatMulNNStrided(gq, ld, gp, n, k, ld, n, hd, n, false) // dQ = dS·K
-			kernel.MatMulTNStrided(gk, ld, gp, n, q, ld, n, hd, n, false) // dK = dSᵀ·Q
+			causalRows(n, func(i0, i1 int) { // dQ = dS·K over the keys up to i1
+				kernel.MatMulNNStrided(gq[i0*ld:], ld, gp[i0*n:], n, k, ld, i1-i0, hd, i1, false)
+			})
+			causalRows(n, func(j0, j1 int) { // dK = dSᵀ·Q over the queries from j0
+				kernel.MatMulTNStrided(gk[j0*ld:], ld, gp[j0*n+j0:], n, q[j0*ld:], ld, j1-j0, hd, n-j0, false)
+			})
 		}
 	})
 	f.rotate(gqkv, -1) // back through RoPE: rotate by −angle
 	f.mm.nn(gx, gqkv, f.wqkv, rows, d, 3*d, false)
 	gw := f.pool.get(3 * d * d)
 	f.mm.tn(gw, gqkv, x, 3*d, d, rows, false)
-	accGrad(f.wq, d, d, gw[:d*d])
-	accGrad(f.wk, d, d, gw[d*d:2*d*d])
-	accGrad(f.wv, d, d, gw[2*d*d:])
+	giveGradCopy(f.wq, d, d, gw[:d*d], f.pool)
+	giveGradCopy(f.wk, d, d, gw[d*d:2*d*d], f.pool)
+	giveGradCopy(f.wv, d, d, gw[2*d*d:], f.pool)
 	giveGrad(f.wo, d, d, gwo, f.pool)
 	f.pool.put(gw, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
 	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
+}
+
+// causalBlock is the height of the row blocks causalRows splits a head's
+// positions into: a multiple of the product kernels' tile heights (4, 8).
+const causalBlock = 16
+
+// causalRows calls fn for consecutive blocks [i0, i1) of the n positions
+// of one attention head. Causal attention weights (and their gradients)
+// are 0 above the diagonal, so a block of queries needs only the keys
+// before i1 and a block of keys only the queries from i0: the per-head
+// products skip over a third of their work at 64 positions. Skipped terms are
+// exact zeros at the start or the end of a sequential sum begun at +0, so
+// no output changes a bit.
+func causalRows(n int, fn func(i0, i1 int)) {
+	for i0 := 0; i0 < n; i0 += causalBlock {
+		fn(i0, min(n, i0+causalBlock))
+	}
 }
 
 // rope holds the rotary embedding's cos and sin tables, computed as
@@ -508,8 +558,9 @@ func newRope(cfg Config) *rope {
 	return r
 }
 
-// rotate applies the rotation of position t to one head vector in place;
-// dir −1 applies the inverse (transposed) rotation.
+// rotate applies the rotation of position t to one head vector in place
+// (kernel.RoPE's arithmetic); dir −1 applies the inverse (transposed)
+// rotation.
 func (r *rope) rotate(x []float32, t int, dir float32) {
 	h := r.half
 	c, s := r.cos[t*h:(t+1)*h], r.sin[t*h:(t+1)*h]

@@ -30,7 +30,7 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 			t.Errorf("%s: run ids %s … %s, want %s … %s", tc.file, runs[0].ID, runs[len(runs)-1].ID, tc.first, tc.last)
 		}
 		b, _ := json.Marshal(runs[0].Config)
-		for _, k := range []string{"max_tokens", "overlong"} {
+		for _, k := range []string{"max_tokens", "overlong", "bf16"} {
 			if strings.Contains(string(b), `"`+k) {
 				t.Errorf("%s: the resolved JSON holds %q: %s", tc.file, k, b)
 			}
@@ -41,7 +41,7 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"max_tokens:", "overlong:", "overlong_cache:", "save_final:"} {
+		for _, k := range []string{"max_tokens:", "overlong:", "overlong_cache:", "save_final:", "bf16:"} {
 			if strings.Contains(string(y), k) {
 				t.Errorf("%s: the recorded variant config holds %q", tc.file, k)
 			}

@@ -28,6 +28,13 @@ type Config struct {
 	FlawedShare float64 `yaml:"flawed_share" json:"flawed_share"` // share of flawed demonstrations in [0, 1); default 0.3
 	EvalPrompts int     `yaml:"eval_prompts" json:"eval_prompts"` // held-out prompts for greedy accuracy; default 200
 	Seed        uint64  `yaml:"seed" json:"seed"`                 // initialisation and data order
+	// BF16 trains with BF16 products (policy.Model.SetBF16Training) where
+	// the CPU has AVX512_BF16, float32 ones elsewhere (the base policy then
+	// differs from one trained on a CPU with it); the returned model is
+	// set back to float32 training. Default false. (Left out of the JSON
+	// and YAML encodings when false, so run ids and cache keys of configs
+	// without it stay what they were.)
+	BF16 bool `yaml:"bf16,omitempty" json:"bf16,omitempty"`
 }
 
 // DefaultStepsFor is the default number of pretraining steps for a task:
@@ -103,6 +110,7 @@ func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Re
 	if err != nil {
 		return nil, err
 	}
+	m.SetBF16Training(cfg.BF16)
 	tok := policy.DefaultTokenizer()
 	tr, err := policy.NewTrainer(m, policy.TrainConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.99, Eps: 1e-8, MaxGradNorm: 1})
 	if err != nil {
@@ -159,6 +167,7 @@ func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Re
 	for _, l := range tail {
 		mean += l / float64(len(tail))
 	}
+	m.SetBF16Training(false) // as a model loaded from the cache
 	return &Result{Model: m, Tokenizer: tok, Loss: mean, EvalAcc: acc, Duration: time.Since(start)}, nil
 }
 

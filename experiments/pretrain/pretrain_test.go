@@ -2,11 +2,16 @@ package pretrain
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nlpodyssey/spago/mat"
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
 	"github.com/rollout-rl/rollout/experiments/task"
@@ -119,4 +124,37 @@ func with(edit func(*Config)) Config {
 	c := DefaultConfig()
 	edit(&c)
 	return c
+}
+
+// pretrain.bf16 trains with the BF16 products where the CPU runs them (the
+// base policy then differs from float32 pretraining's; elsewhere it is the
+// same), hands back a model set to float32 training, and is left out of
+// the config's JSON, so cache keys, when false.
+func TestBF16Pretraining(t *testing.T) {
+	tk, _ := task.New("add", task.AddParams{Digits: 1})
+	params := func(bf16 bool) []float32 {
+		t.Helper()
+		res, err := Train(context.Background(), tk, with(func(c *Config) { c.Steps, c.BatchSize, c.EvalPrompts, c.BF16 = 2, 4, 4, bf16 }), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Model.BF16Training() {
+			t.Fatalf("pretrain.bf16 %v: the returned model trains in BF16", bf16)
+		}
+		var out []float32
+		for _, p := range res.Model.NamedParams() {
+			out = append(out, mat.Data[float32](p.Param.Value())...)
+		}
+		return out
+	}
+	if got := !slices.Equal(params(false), params(true)); got != policy.BF16Supported() {
+		t.Errorf("BF16 base policy differs from float32's: %v; BF16 products run here: %v", got, policy.BF16Supported())
+	}
+	b, _ := json.Marshal(DefaultConfig())
+	if strings.Contains(string(b), "bf16") {
+		t.Errorf("the default config's JSON holds bf16: %s", b)
+	}
+	if b, _ := json.Marshal(with(func(c *Config) { c.BF16 = true })); !strings.Contains(string(b), `"bf16":true`) {
+		t.Errorf("pretrain.bf16 true is not in the JSON: %s", b)
+	}
 }

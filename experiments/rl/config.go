@@ -88,6 +88,16 @@ type Config struct {
 	// with overlong: penalty, where it is required, in [1, L_max]. Default
 	// 0. (Left out of the JSON and YAML encodings when 0.)
 	OverlongCache int `yaml:"overlong_cache,omitempty" json:"overlong_cache,omitzero"`
+	// BF16 trains the policy with BF16 products (policy.Model.SetBF16Training):
+	// the linear layers' matrix products of the training passes round their
+	// operands to bfloat16 and accumulate in float32, where the CPU has
+	// AVX512_BF16 (policy.BF16Supported); sampling stays float32 (or int8).
+	// On a CPU without AVX512_BF16 the products are the float32 ones, so
+	// the same run trains differently there than on a CPU with it. Default
+	// false. (Left out of the JSON and YAML encodings when false, so run ids
+	// and recorded variant configs of configs without it stay what they
+	// were.)
+	BF16 bool `yaml:"bf16,omitempty" json:"bf16,omitempty"`
 }
 
 // Overlong is train.overlong: truncate, filter or penalty. The empty

@@ -32,8 +32,9 @@ import (
 type Setup struct {
 	Task      task.Task
 	Tokenizer *policy.Tokenizer
-	// Policy is trained in place; Reference is the frozen initial policy for
-	// the KL term (needed only when Train.KLCoef > 0).
+	// Policy is trained in place (New sets its BF16 training to
+	// Train.BF16); Reference is the frozen initial policy for the KL term
+	// (needed only when Train.KLCoef > 0).
 	Policy    *policy.Model
 	Reference *policy.Model
 	Strategy  search.Strategy
@@ -98,6 +99,7 @@ func New(s Setup) (*Loop, error) {
 	if err := s.checkMaxTokens(); err != nil {
 		return nil, err
 	}
+	s.Policy.SetBF16Training(s.Train.BF16)
 	tr, err := policy.NewTrainer(s.Policy, policy.TrainConfig{LR: s.Train.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: s.Train.MaxGradNorm})
 	if err != nil {
 		return nil, err
@@ -285,6 +287,14 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["budget/train_flops"] = float64(trainFLOPs)
 	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
 	m["timing_s/update"] = time.Since(updStart).Seconds()
+	if l.s.Train.BF16 {
+		// Whether the BF16 products ran: on a CPU without them train.bf16
+		// trains in float32.
+		m["train/bf16"] = 0
+		if policy.BF16Supported() {
+			m["train/bf16"] = 1
+		}
+	}
 
 	// Groups sampled now may be reused by the next MaxStaleness versions.
 	l.buffer = l.buffer[:0]

@@ -767,3 +767,48 @@ func TestTrainFLOPs(t *testing.T) {
 		}
 	}
 }
+
+// train.bf16 sets the policy to train with the BF16 products: where the CPU
+// runs them, a step's update differs from float32 training's; elsewhere the
+// products are the float32 ones and the update is the same. Without the
+// key the policy trains in float32 even if it was set to BF16 before.
+func TestBF16TrainingKey(t *testing.T) {
+	step := func(bf16, before bool) []float32 {
+		t.Helper()
+		s := smallSetup(t, Config{Steps: 1, PromptsPerStep: 2, FilterGroups: false, EntropyCoef: 0.1, BF16: bf16})
+		s.Policy.SetBF16Training(before)
+		loop, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Policy.BF16Training() != bf16 {
+			t.Fatalf("train.bf16 %v: the policy's BF16 training is %v", bf16, s.Policy.BF16Training())
+		}
+		res, err := loop.Step(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.Metrics["actor/pg_loss"]; !ok {
+			t.Fatalf("train.bf16 %v: no update", bf16)
+		}
+		got, ok := res.Metrics["train/bf16"]
+		switch {
+		case ok != bf16:
+			t.Fatalf("train.bf16 %v: metric train/bf16 reported: %v", bf16, ok)
+		case bf16 && (got == 1) != policy.BF16Supported():
+			t.Fatalf("train/bf16 = %v; BF16 products run here: %v", got, policy.BF16Supported())
+		}
+		var out []float32
+		for _, p := range s.Policy.NamedParams() {
+			out = append(out, mat.Data[float32](p.Param.Value())...)
+		}
+		return out
+	}
+	f32, bf16, reset := step(false, false), step(true, false), step(false, true)
+	if !slices.Equal(f32, reset) {
+		t.Error("train.bf16 false after SetBF16Training(true): not the float32 update")
+	}
+	if got := !slices.Equal(f32, bf16); got != policy.BF16Supported() {
+		t.Errorf("BF16 update differs from float32's: %v; BF16 products run here: %v", got, policy.BF16Supported())
+	}
+}

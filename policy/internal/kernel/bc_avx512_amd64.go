@@ -23,14 +23,18 @@ func bc6x64AVX512(p *bcArgs)
 //go:noescape
 func bc1x64AVX512(p *bcArgs)
 
+//go:noescape
+func bc8x32AVX512(p *bcArgs)
+
 // Cache blocking of the broadcast kernel: kBlock products per pass keep the
 // b panel and the a strip of a pass in L1/L2.
 const bcKBlock = 256
 
 // bcAVX512 computes c (+)= A·b where A(i, p) = a[i·ai + p·ap] (NN: ai = lda,
-// ap = 1; TN: ai = 1, ap = lda), with 6×64 tiles. Each output is one
-// sequential chain of fused multiply-adds over p; the k blocks store and
-// reload the float32 accumulators exactly, so blocking changes no bit.
+// ap = 1; TN: ai = 1, ap = lda), with 6×64 tiles (8×32 for at most 32
+// columns). Each output is one sequential chain of fused multiply-adds over
+// p; the k blocks store and reload the float32 accumulators exactly, so
+// blocking changes no bit.
 func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb int, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
@@ -48,22 +52,34 @@ func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb in
 	_ = c[(m-1)*ldc+n-1]
 	var p bcArgs
 	p.astep, p.ldb = ap*4, ldb*4
-	setMasks := func(j0 int) {
-		for v := range 4 {
-			w := min(max(n-j0-16*v, 0), 16)
-			p.masks[v] = (1 << w) - 1
-		}
-	}
 	if m == 1 {
 		// A vector-matrix product (attention values): one row, no blocking.
 		p.k, p.acc, p.a[0] = k, b2i(acc), &a[0]
 		for j0 := 0; j0 < n; j0 += 64 {
-			setMasks(j0)
+			bcMasks(&p, n, j0)
 			p.b, p.c[0] = &b[j0], &c[j0]
 			bc1x64AVX512(&p)
 		}
 		return
 	}
+	if n <= 32 {
+		bcNarrow(&p, c, ldc, a, ai, ap, b, ldb, m, n, k, acc)
+		return
+	}
+	bcWide(&p, c, ldc, a, ai, ap, b, ldb, m, n, k, acc)
+}
+
+// bcMasks sets p's column masks for the 64 columns from j0 of n.
+func bcMasks(p *bcArgs, n, j0 int) {
+	for v := range 4 {
+		w := min(max(n-j0-16*v, 0), 16)
+		p.masks[v] = (1 << w) - 1
+	}
+}
+
+// bcWide is bcAVX512 (m ≥ 2, k ≥ 1) in 6×64 tiles; p's astep and ldb are
+// set.
+func bcWide(p *bcArgs, c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb, m, n, k int, acc bool) {
 	for p0 := 0; p0 < k; p0 += bcKBlock {
 		p.k = min(bcKBlock, k-p0)
 		p.acc = b2i(acc || p0 > 0)
@@ -75,13 +91,36 @@ func bcAVX512(c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb in
 				p.a[r] = &a[min(i0+r, m-1)*ai+p0*ap]
 			}
 			for j0 := 0; j0 < n; j0 += 64 {
-				setMasks(j0)
+				bcMasks(p, n, j0)
 				p.b = &b[p0*ldb+j0]
 				for r := range 6 {
 					p.c[r] = &c[min(i0+r, m-1)*ldc+j0]
 				}
-				bc6x64AVX512(&p)
+				bc6x64AVX512(p)
 			}
+		}
+	}
+}
+
+// bcNarrow is bcWide for at most 32 columns (the per-head attention
+// products, 32 wide at head width 32), in 8×32 tiles: the 6×64 tile would
+// leave half its lanes masked. Each output is the same sequential chain of
+// fused multiply-adds over p, blocked the same way, so the bits are those
+// of the 6×64 tiles.
+func bcNarrow(p *bcArgs, c []float32, ldc int, a []float32, ai, ap int, b []float32, ldb, m, n, k int, acc bool) {
+	bcMasks(p, n, 0)
+	for p0 := 0; p0 < k; p0 += bcKBlock {
+		p.k = min(bcKBlock, k-p0)
+		p.acc = b2i(acc || p0 > 0)
+		p.b = &b[p0*ldb]
+		for i0 := 0; i0 < m; i0 += 8 {
+			p.rowmask = (1 << min(8, m-i0)) - 1
+			for r := range 8 {
+				i := min(i0+r, m-1)
+				p.a[r] = &a[i*ai+p0*ap]
+				p.c[r] = &c[i*ldc]
+			}
+			bc8x32AVX512(p)
 		}
 	}
 }

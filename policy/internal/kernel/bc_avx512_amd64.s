@@ -396,3 +396,108 @@ attvhloop:
 	VMOVUPS Z7, 448(R9)
 	VZEROUPPER
 	RET
+
+#define BC2(ar, z0, z1) \
+	VBROADCASTSS (ar)(DX*1), Z28 \
+	VFMADD231PS  Z24, Z28, z0    \
+	VFMADD231PS  Z25, Z28, z1
+
+#define LOADC2(off, z0, z1) \
+	MOVQ      off(DI), DX  \
+	VMOVUPS.Z (DX), K1, z0 \
+	VMOVUPS.Z 64(DX), K2, z1
+
+#define STOREC2(bit, off, z0, z1, skip) \
+	TESTQ   $bit, AX      \
+	JZ      skip          \
+	MOVQ    off(DI), DX   \
+	VMOVUPS z0, K1, (DX)  \
+	VMOVUPS z1, K2, 64(DX) \
+skip:
+
+// func bc8x32AVX512(p *bcArgs)
+//
+// bc6x64AVX512 on an 8×32 tile (rows a[0..7], c[0..7]; column masks 0 and
+// 1): per output the same sequence of fused multiply-adds, for products of
+// at most 32 columns, whose 6×64 tiles would leave half their lanes idle.
+TEXT ·bc8x32AVX512(SB), NOSPLIT, $0-8
+	MOVQ  p+0(FP), DI
+	MOVQ  168(DI), AX
+	KMOVW AX, K1
+	MOVQ  176(DI), AX
+	KMOVW AX, K2
+	CMPQ  200(DI), $0
+	JEQ   zero8
+	LOADC2(64, Z0, Z1)
+	LOADC2(72, Z2, Z3)
+	LOADC2(80, Z4, Z5)
+	LOADC2(88, Z6, Z7)
+	LOADC2(96, Z8, Z9)
+	LOADC2(104, Z10, Z11)
+	LOADC2(112, Z12, Z13)
+	LOADC2(120, Z14, Z15)
+	JMP   start8
+
+zero8:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+start8:
+	MOVQ  152(DI), CX
+	TESTQ CX, CX
+	JZ    store8
+	MOVQ  0(DI), R8
+	MOVQ  8(DI), R9
+	MOVQ  16(DI), R10
+	MOVQ  24(DI), R11
+	MOVQ  32(DI), R12
+	MOVQ  40(DI), R13
+	MOVQ  48(DI), R14
+	MOVQ  56(DI), R15
+	MOVQ  128(DI), BX
+	MOVQ  136(DI), SI
+	MOVQ  144(DI), AX
+	XORQ  DX, DX
+
+loop8:
+	VMOVUPS.Z (BX), K1, Z24
+	VMOVUPS.Z 64(BX), K2, Z25
+	BC2(R8, Z0, Z1)
+	BC2(R9, Z2, Z3)
+	BC2(R10, Z4, Z5)
+	BC2(R11, Z6, Z7)
+	BC2(R12, Z8, Z9)
+	BC2(R13, Z10, Z11)
+	BC2(R14, Z12, Z13)
+	BC2(R15, Z14, Z15)
+	ADDQ SI, DX
+	ADDQ AX, BX
+	DECQ CX
+	JNZ  loop8
+
+store8:
+	MOVQ 160(DI), AX
+	STOREC2(1, 64, Z0, Z1, t0)
+	STOREC2(2, 72, Z2, Z3, t1)
+	STOREC2(4, 80, Z4, Z5, t2)
+	STOREC2(8, 88, Z6, Z7, t3)
+	STOREC2(16, 96, Z8, Z9, t4)
+	STOREC2(32, 104, Z10, Z11, t5)
+	STOREC2(64, 112, Z12, Z13, t6)
+	STOREC2(128, 120, Z14, Z15, t7)
+	VZEROUPPER
+	RET

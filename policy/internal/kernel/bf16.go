@@ -72,11 +72,12 @@ func packAcrossGo(dst []uint32, x []float32, ldx, qlo, qhi, k, n int) {
 	}
 }
 
-// packTransposed packs x ([n×k], row stride ldx) as the pair rows of its
-// transpose: dst[q·n+j] = (x[j][2q], x[j][2q+1]).
-func packTransposed(dst []uint32, x []float32, ldx, n, k int) {
+// packTransposed packs rows [lo, hi) of x ([n×k], row stride ldx) as
+// columns of the pair rows of its transpose: dst[q·n+j] = (x[j][2q],
+// x[j][2q+1]).
+func packTransposed(dst []uint32, x []float32, ldx, lo, hi, n, k int) {
 	kp := (k + 1) / 2
-	for j := 0; j < n; j++ {
+	for j := lo; j < hi; j++ {
 		row := x[j*ldx : j*ldx+k]
 		for q := 0; q < k/2; q++ {
 			dst[q*n+j] = pairOf(row[2*q], row[2*q+1])
@@ -127,9 +128,11 @@ func MatMulNTBF16(c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
 	}
 	ap, bp := bf16Words(op, scratch, m, n, k)
 	kp := (k + 1) / 2
-	packTransposed(bp, b, k, n, k)
+	w := workers(m, n, k)
+	// b's rows split over the goroutines too (a serial pass before).
+	splitRows(n, max(1, min(w, n/minRowsPerWorker)), func(lo, hi int) { packTransposed(bp, b, k, lo, hi, n, k) })
 	runBF16(bf16Job{c: c, ap: ap, ai: kp, aq: 1, bp: bp, m: m, n: n, kp: kp, acc: acc},
-		func(lo, hi int) { packAlong(ap, a, k, lo, hi, k) }, workers(m, n, k))
+		func(lo, hi int) { packAlong(ap, a, k, lo, hi, k) }, w)
 }
 
 // MatMulNNBF16 is MatMulNN (c = a·b, or c += when acc) with bfloat16

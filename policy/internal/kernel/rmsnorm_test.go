@@ -62,3 +62,45 @@ func TestRMSNormBackward(t *testing.T) {
 		}
 	}
 }
+
+// RMSNormBackwardRows gives the bits of one RMSNormBackward per row
+// (row counts around the groups of four, with and without the residual).
+func TestRMSNormBackwardRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range []int{1, 7, 128} {
+		for _, rows := range []int{1, 3, 4, 5, 9} {
+			for _, withRes := range []bool{false, true} {
+				n := rows * d
+				x, g, res, w, inv := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, d), make([]float32, rows)
+				for i := range x {
+					x[i], g[i], res[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.NormFloat64())
+				}
+				for i := range w {
+					w[i] = float32(rng.NormFloat64())
+				}
+				for i := range inv {
+					inv[i] = float32(0.5 + rng.Float64())
+				}
+				var rr []float32
+				if withRes {
+					rr = res
+				}
+				gx, tr := make([]float32, n), make([]float32, n)
+				RMSNormBackwardRows(gx, tr, rr, x, w, g, inv)
+				for r := range rows {
+					var rres []float32
+					if withRes {
+						rres = res[r*d : (r+1)*d]
+					}
+					wgx, wtr := make([]float32, d), make([]float32, d)
+					RMSNormBackward(wgx, wtr, rres, x[r*d:(r+1)*d], w, g[r*d:(r+1)*d], inv[r])
+					for j := range d {
+						if math.Float32bits(gx[r*d+j]) != math.Float32bits(wgx[j]) || math.Float32bits(tr[r*d+j]) != math.Float32bits(wtr[j]) {
+							t.Fatalf("d=%d rows=%d res=%v row %d [%d]: gx %v tr %v, per row %v %v", d, rows, withRes, r, j, gx[r*d+j], tr[r*d+j], wgx[j], wtr[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
