@@ -14,11 +14,7 @@ func TestBF16Keys(t *testing.T) {
 	const base = "task: {name: add, params: {digits: 2}}\n"
 	id := func(overrides ...string) (string, Experiment) {
 		t.Helper()
-		f, err := Parse("c.yaml", []byte(base), overrides)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f.Runs()[0].ID, f.Variants[0].Config
+		return firstRun(t, base, overrides...)
 	}
 	plain, c := id()
 	if c.Train.BF16 || c.Pretrain.BF16 {

@@ -56,11 +56,7 @@ func TestLengthKeysResolve(t *testing.T) {
 	const base = "task: {name: add, params: {digits: 2}}\n" // responses up to 9 characters: cap 10 with EOS
 	id := func(overrides ...string) (string, Experiment) {
 		t.Helper()
-		f, err := Parse("c.yaml", []byte(base), overrides)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f.Runs()[0].ID, f.Variants[0].Config
+		return firstRun(t, base, overrides...)
 	}
 	plain, c := id()
 	if c.Rollout.MaxTokens != 0 || c.Train.Overlong != rl.OverlongTruncate || c.Train.OverlongCache != 0 {
@@ -154,4 +150,15 @@ func TestCanonicalRecordedConfigs(t *testing.T) {
 			t.Errorf("%s: canonical text equal to today's = %v, want %v", tc.name, got == string(today), tc.same)
 		}
 	}
+}
+
+// firstRun parses the config text with the overrides and returns its first
+// run's id and its first variant's resolved config.
+func firstRun(t *testing.T, text string, overrides ...string) (string, Experiment) {
+	t.Helper()
+	f, err := Parse("c.yaml", []byte(text), overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Runs()[0].ID, f.Variants[0].Config
 }
