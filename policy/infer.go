@@ -93,7 +93,10 @@ const maxEngineWorkers = 8
 // EngineOption configures NewEngine.
 type EngineOption func(*engineOptions)
 
-type engineOptions struct{ int8 bool }
+type engineOptions struct {
+	int8 bool
+	from *Engine // WithCachesFrom
+}
 
 // WithInt8 makes the engine sample from an int8 copy of the model's
 // matrix weights (per-output-row scales); embeddings, norms and attention
@@ -107,6 +110,26 @@ type engineOptions struct{ int8 bool }
 // halves the memory that attention reads at every step. Either way a row's
 // result does not depend on the other rows of a batch.
 func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
+
+// WithCachesFrom makes the new engine take over prev's buffers: the KV
+// cache segments that prev's released states gave back (which a new
+// engine would otherwise allocate, and page-fault on first touch) and its
+// scratch buffers. Neither depends on the weights, and a state's results
+// depend only on the positions it has written into its segment (stale
+// positions past them feed only products whose results are dropped, as
+// with any segment reused within one engine), so the engine samples the
+// same bits as a fresh one. The new engine reads the model's current
+// weights (or quantizes them anew) like any other: a run that evaluates
+// its policy after optimizer steps can build one engine per evaluation
+// over the previous one's buffers.
+//
+// It takes nothing when prev is nil, or has another Config or another
+// cache precision (WithInt8 on a CPU with a binary16 cache). prev keeps
+// its live states, whose segments return to prev when released; prev must
+// not be in use during NewEngine.
+func WithCachesFrom(prev *Engine) EngineOption {
+	return func(o *engineOptions) { o.from = prev }
+}
 
 // NewEngine returns an inference engine over the model's weights.
 func NewEngine(m *Model, opts ...EngineOption) *Engine {
@@ -123,6 +146,10 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		return f32Matrix{w: p, out: out, in: in}
 	}
 	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers), f16: o.int8 && kernel.F16()}
+	if p := o.from; p != nil && p.cfg == c && p.f16 == e.f16 {
+		e.free, e.scratch = p.free, p.scratch
+		p.free, p.scratch = nil, scratch{}
+	}
 	e.w.embed = data(m.Embed)
 	e.w.norm = data(m.Norm)
 	e.w.head = mk(data(m.Head), c.VocabSize, c.Dim)

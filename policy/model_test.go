@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -485,5 +486,90 @@ func TestReleasedParentFreesItsCache(t *testing.T) {
 				t.Errorf("grandchild samples %v with its parents released, %v with them live", alone, kept)
 			}
 		})
+	}
+}
+
+// An engine built over a previous engine's buffers (WithCachesFrom) reuses
+// its released caches instead of allocating new ones, reads the model's
+// weights as they are after an update (quantizing them anew for int8), and
+// samples exactly what a fresh engine samples.
+func TestEngineWithCachesFromSamplesAsFresh(t *testing.T) {
+	prompts := [][]int{{BOS, 5, 6, SEP}, {BOS, 7, SEP}, {BOS, 8, 9, 10, 11, SEP}}
+	const forks = 3
+	// job prefills the prompts, forks each root and releases it (the next
+	// root's forks reuse its cache), completes the forks and releases them:
+	// the engine ends with 1 + len(prompts)·forks free caches.
+	job := func(t *testing.T, e *Engine) [][]Token {
+		t.Helper()
+		streams := make([]Stream, len(prompts))
+		for i := range streams {
+			streams[i] = Stream{Seed: 4, ID: uint64(i)}
+		}
+		roots, err := e.PrefillBatch(prompts, streams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states []State
+		for i, r := range roots {
+			for j := range forks {
+				f, err := r.Fork(len(prompts[i]), Stream{Seed: 5, ID: uint64(i*forks + j)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				states = append(states, f)
+			}
+			r.Release()
+		}
+		out, err := Complete(e, states, Sampling{Temperature: 1.3}, testConfig.MaxSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range states {
+			st.Release()
+		}
+		return out
+	}
+	for _, kind := range engineKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			m := randomModel(t, testConfig, 9)
+			prev := NewEngine(m, kind.opts...)
+			before := job(t, prev)
+			caches := 1 + len(prompts)*forks
+			if len(prev.free) != caches {
+				t.Fatalf("%d caches free after the first job, want %d", len(prev.free), caches)
+			}
+			// An optimizer step's worth of change, in place.
+			rng := rand.New(rand.NewPCG(9, 9))
+			for _, p := range m.NamedParams() {
+				v := data(p.Param)
+				for i := range v {
+					v[i] += float32(0.05 * rng.NormFloat64())
+				}
+			}
+			e := NewEngine(m, append(slices.Clip(kind.opts), WithCachesFrom(prev))...)
+			if len(prev.free) != 0 || len(e.free) != caches {
+				t.Fatalf("caches free: %d left in the previous engine, %d taken over; want 0 and %d", len(prev.free), len(e.free), caches)
+			}
+			got := job(t, e)
+			if len(e.free) != caches {
+				t.Errorf("%d caches free after the job, want the %d taken over and no new one", len(e.free), caches)
+			}
+			want := job(t, NewEngine(m, kind.opts...))
+			if reflect.DeepEqual(want, before) {
+				t.Fatal("the weight update changed no sample: the test cannot see stale weights")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("reused buffers sample\n%v\na fresh engine\n%v", got, want)
+			}
+		})
+	}
+	// Caches of another shape are left where they are.
+	m := randomModel(t, testConfig, 9)
+	prev := NewEngine(m)
+	job(t, prev)
+	other := testConfig
+	other.MaxSeq++
+	if e := NewEngine(randomModel(t, other, 9), WithCachesFrom(prev)); len(e.free) != 0 || len(prev.free) == 0 {
+		t.Fatalf("an engine of max_position_embeddings %d took %d caches of %d", other.MaxSeq, len(e.free), testConfig.MaxSeq)
 	}
 }

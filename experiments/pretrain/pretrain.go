@@ -159,7 +159,7 @@ func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Re
 			onStep(Step{Step: step + 1, Steps: cfg.Steps, Loss: l})
 		}
 	}
-	acc, err := GreedyAccuracy(m, tok, t, cfg.EvalPrompts, cfg.Seed)
+	acc, err := GreedyAccuracy(policy.NewEngine(m), tok, t, cfg.EvalPrompts, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +186,9 @@ func Encode(tok *policy.Tokenizer, prompt, response string) ([]int, int, error) 
 }
 
 // GreedyAccuracy is the share of the first n eval-split prompts that the
-// model answers correctly when decoding greedily.
-func GreedyAccuracy(m *policy.Model, tok *policy.Tokenizer, t task.Task, n int, seed uint64) (float64, error) {
+// engine's model answers correctly when decoding greedily. It releases
+// the states it makes, so that the engine's next job reuses their caches.
+func GreedyAccuracy(e *policy.Engine, tok *policy.Tokenizer, t task.Task, n int, seed uint64) (float64, error) {
 	prompts := make([]task.Prompt, n)
 	ids := make([][]int, n)
 	streams := make([]policy.Stream, n)
@@ -201,11 +202,15 @@ func GreedyAccuracy(m *policy.Model, tok *policy.Tokenizer, t task.Task, n int, 
 			return 0, fmt.Errorf("greedy accuracy: prompt %q: %w", p.Text, err)
 		}
 	}
-	e := policy.NewEngine(m)
 	states, err := e.PrefillBatch(ids, streams)
 	if err != nil {
 		return 0, fmt.Errorf("greedy accuracy: %w", err)
 	}
+	defer func() {
+		for _, st := range states {
+			st.Release()
+		}
+	}()
 	// Prompts differ in length: generation runs to the longest prompt's
 	// limit, and the verifier grades a response that runs past the task's
 	// own limit as too long.
@@ -213,7 +218,7 @@ func GreedyAccuracy(m *policy.Model, tok *policy.Tokenizer, t task.Task, n int, 
 	for i := range ids {
 		maxLen = max(maxLen, len(ids[i])+t.MaxResponseLen()+1)
 	}
-	maxLen = min(maxLen, m.Config.MaxSeq)
+	maxLen = min(maxLen, e.Config().MaxSeq)
 	outs, err := policy.Complete(e, states, policy.Sampling{}, maxLen)
 	if err != nil {
 		return 0, fmt.Errorf("greedy accuracy: %w", err)

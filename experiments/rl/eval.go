@@ -29,19 +29,47 @@ func (r EvalResult) Metrics() map[string]float64 {
 
 // Evaluate scores the model on the first cfg.Prompts eval-split prompts:
 // greedy decoding for accuracy, and cfg.Samples samples per prompt (with
-// sampling, streams from seed) for the sampled metrics.
+// sampling, streams from seed) for the sampled metrics. It is an
+// evaluation by a new Evaluator: a run that evaluates several times keeps
+// one Evaluator instead, which gives the same results at a lower cost.
 func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfig, sampling policy.Sampling, seed uint64) (EvalResult, error) {
+	var ev Evaluator
+	return ev.Evaluate(m, tok, t, cfg, sampling, seed)
+}
+
+// Evaluator evaluates the successive policies of a run. Each evaluation
+// samples from a new engine over the model's weights as they are then
+// (after any number of optimizer steps or a restore), which takes over the
+// KV caches and scratch buffers of the previous evaluation's engine
+// (policy.WithCachesFrom) instead of allocating them afresh: its results
+// are those of Evaluate, bit for bit. Between evaluations it holds those
+// buffers, as much memory as the caches of one evaluation's samples
+// (cfg.Prompts × cfg.Samples segments of max_position_embeddings
+// positions). The zero value is ready to use; an Evaluator is used by one
+// goroutine at a time.
+type Evaluator struct {
+	engine *policy.Engine // the last evaluation's, holding its released caches
+}
+
+// Evaluate scores the model as the package's Evaluate does.
+func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfig, sampling policy.Sampling, seed uint64) (EvalResult, error) {
 	var r EvalResult
 	if err := cfg.Validate(); err != nil {
 		return r, err
 	}
-	acc, err := pretrain.GreedyAccuracy(m, tok, t, cfg.Prompts, seed)
+	e := policy.NewEngine(m, policy.WithCachesFrom(ev.engine))
+	ev.engine = e
+	acc, err := pretrain.GreedyAccuracy(e, tok, t, cfg.Prompts, seed)
 	if err != nil {
 		return r, err
 	}
 	r.Acc = acc
-	e := policy.NewEngine(m)
 	var states []policy.State
+	defer func() {
+		for _, st := range states {
+			st.Release()
+		}
+	}()
 	prompts := make([]task.Prompt, cfg.Prompts)
 	maxLen := 0
 	for i := range prompts {
@@ -62,10 +90,14 @@ func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfi
 		for j := 0; j < cfg.Samples; j++ {
 			st, err := root.Fork(len(ids), policy.Stream{Seed: seed ^ 0xe7a1, ID: uint64(i*cfg.Samples + j)})
 			if err != nil {
+				root.Release()
 				return r, fmt.Errorf("evaluate: %w", err)
 			}
 			states = append(states, st)
 		}
+		// The forks hold copies of the prompt's cache: the next prompt
+		// reuses the root's.
+		root.Release()
 	}
 	outs, err := policy.Complete(e, states, sampling, min(maxLen, m.Config.MaxSeq))
 	if err != nil {

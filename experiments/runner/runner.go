@@ -381,12 +381,15 @@ func (j *job) run(ctx context.Context, lastStep int, baseDir, rewardDir string) 
 
 // job is one run in progress.
 type job struct {
-	cfg     config.Run
-	setup   rl.Setup
-	loop    *rl.Loop
-	store   *tracking.Store
-	opts    Options
-	elapsed time.Duration // cumulative wall time at the last committed step
+	cfg   config.Run
+	setup rl.Setup
+	loop  *rl.Loop
+	// evaluator evaluates the run's policy at step 0, at its marks and at
+	// its end, reusing one evaluation's inference buffers in the next.
+	evaluator rl.Evaluator
+	store     *tracking.Store
+	opts      Options
+	elapsed   time.Duration // cumulative wall time at the last committed step
 	// lastStep is the last committed step (−1: none); resumed the one the
 	// run resumed after (−1: it started afresh).
 	lastStep, resumed int
@@ -444,7 +447,7 @@ func (j *job) saveFinal() error {
 func (j *job) evaluate(m map[string]float64) error {
 	c, s := j.cfg.Config, j.setup
 	start := time.Now()
-	ev, err := rl.Evaluate(s.Policy, s.Tokenizer, s.Task, c.Eval, c.Rollout.Sampling(), j.cfg.Seed)
+	ev, err := j.evaluator.Evaluate(s.Policy, s.Tokenizer, s.Task, c.Eval, c.Rollout.Sampling(), j.cfg.Seed)
 	if err != nil {
 		return err
 	}

@@ -650,3 +650,64 @@ func sampleAll(t *testing.T, m *policy.Model, tok *policy.Tokenizer) []policy.Sa
 	}
 	return out
 }
+
+// A run's evaluations (step 0, every 2 steps, the end), made by one
+// evaluator that reuses its buffers, record what a new evaluation of the
+// same policy computes, bit for bit.
+func TestEvaluationsMatchFreshOnes(t *testing.T) {
+	dir := t.TempDir()
+	f := testConfig(t, dir, 3)
+	r := f.Runs()[0]
+	st, err := tracking.Open(filepath.Join(dir, "eval.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}}); res.Outcome != Finished {
+		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
+	}
+	recorded, err := st.Metrics(r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same run in memory, evaluated by rl.Evaluate at the same steps.
+	c := r.Config
+	setup, err := NewSetup(c, r.Seed, filepath.Join(dir, "base"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop, err := rl.New(setup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evaluated := 0
+	for step := 0; ; step++ {
+		if step >= len(recorded) || recorded[step].Step != step {
+			t.Fatalf("step %d is not recorded in order", step)
+		}
+		if _, ok := recorded[step].Values["eval/acc"]; ok {
+			ev, err := rl.Evaluate(setup.Policy, setup.Tokenizer, setup.Task, c.Eval, c.Rollout.Sampling(), r.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range ev.Metrics() {
+				if got := recorded[step].Values[k]; got != v {
+					t.Errorf("step %d %s: %v recorded, %v evaluated afresh", step, k, got, v)
+				}
+			}
+			evaluated++
+		}
+		if loop.Done() {
+			break
+		}
+		if _, err := loop.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if evaluated != 3 {
+		t.Fatalf("%d evaluations recorded, want 3 (steps 0, 2 and 3)", evaluated)
+	}
+}
