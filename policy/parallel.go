@@ -2,8 +2,8 @@ package policy
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/rollout-rl/rollout/policy/internal/team"
 )
 
 // chunksPerWorker is how many chunks a parallel pass is cut into per
@@ -27,24 +27,10 @@ func parallelFor(n int, fn func(lo, hi int)) {
 	runChunks(workers, chunks, func(_, c int) { fn(n*c/chunks, n*(c+1)/chunks) })
 }
 
-// runChunks runs job(worker, chunk) for every chunk in [0, chunks) on
-// workers goroutines (the calling one is worker workers−1), each taking the
-// next chunk not yet taken, and waits for all.
+// runChunks runs job(worker, chunk) for every chunk in [0, chunks) on up
+// to workers goroutines (the calling one included), each taking the next
+// chunk not yet taken, and waits for all. The other goroutines are the
+// process's team of helpers, which stay awake between passes.
 func runChunks(workers, chunks int, job func(worker, chunk int)) {
-	var next atomic.Int64
-	loop := func(w int) {
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
-				return
-			}
-			job(w, c)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers-1; w++ {
-		wg.Go(func() { loop(w) })
-	}
-	loop(workers - 1)
-	wg.Wait()
+	team.Run(workers, chunks, job)
 }

@@ -6,7 +6,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
+
+	"github.com/rollout-rl/rollout/policy/internal/team"
 )
 
 // lanes is the number of partial sums of the 16-lane dot product that fixes
@@ -216,16 +217,7 @@ func splitRows(m, w int, job func(lo, hi int)) {
 		job(0, m)
 		return
 	}
-	var wg sync.WaitGroup
-	for lo := 0; lo < m; lo += chunk {
-		hi := min(lo+chunk, m)
-		if hi == m {
-			job(lo, hi)
-			break
-		}
-		wg.Go(func() { job(lo, hi) })
-	}
-	wg.Wait()
+	team.Run(w, (m+chunk-1)/chunk, func(_, c int) { job(c*chunk, min((c+1)*chunk, m)) })
 }
 
 // splitChunk returns the rows per goroutine of a split of m rows over w
