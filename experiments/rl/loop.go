@@ -73,6 +73,10 @@ type Loop struct {
 	tokensCum     int64 // generated tokens so far
 	trainFLOPsCum int64 // update FLOPs so far
 	buffer        []staleGroup
+	// engine is the last step's sampler: the next step's engine takes
+	// over its released KV caches (policy.WithCachesFrom) instead of
+	// allocating them again, with the same results.
+	engine *policy.Engine
 }
 
 // staleGroup is a kept group waiting to be trained on again.
@@ -433,7 +437,12 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	return l.s.Rollouts(ctx, l.step, prompts, indices)
+	groups, engine, err := l.s.rollouts(ctx, l.step, prompts, indices, l.engine)
+	if err != nil {
+		return nil, err
+	}
+	l.engine = engine
+	return groups, nil
 }
 
 // Score rewards every leaf of a group — by the task's verifier, or by the

@@ -31,8 +31,16 @@ func (s *Setup) Prompts(split task.Split, indices []int) ([]task.Prompt, error) 
 // `rollout sample` and the test-time compute sweep use it, so a group is
 // the same wherever it is made. The setup's strategy is not used.
 func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Request, error) {
+	req, _, err := s.request(step, prompts, ids, nil)
+	return req, err
+}
+
+// request is Request with a sampler over prev's KV caches and scratch
+// buffers (policy.WithCachesFrom; nil: fresh ones), which samples the same
+// bits as a fresh engine. It returns that sampler too.
+func (s *Setup) request(step int, prompts []task.Prompt, ids []int, prev *policy.Engine) (search.Request, *policy.Engine, error) {
 	if len(ids) != len(prompts) {
-		return search.Request{}, fmt.Errorf("rl: %d prompts and %d ids", len(prompts), len(ids))
+		return search.Request{}, nil, fmt.Errorf("rl: %d prompts and %d ids", len(prompts), len(ids))
 	}
 	req := search.Request{
 		Sampling:  s.Sampling,
@@ -47,16 +55,17 @@ func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Requ
 	for i, p := range prompts {
 		toks, err := s.Tokenizer.EncodePrompt(p.Text)
 		if err != nil {
-			return search.Request{}, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
+			return search.Request{}, nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
 		}
 		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p)}
 	}
+	opts := []policy.EngineOption{policy.WithCachesFrom(prev)}
 	if s.Int8 {
-		req.Sampler = policy.NewEngine(s.Policy, policy.WithInt8())
-	} else {
-		req.Sampler = policy.NewEngine(s.Policy)
+		opts = append(opts, policy.WithInt8())
 	}
-	return req, nil
+	engine := policy.NewEngine(s.Policy, opts...)
+	req.Sampler = engine
+	return req, engine, nil
 }
 
 // Rollouts generates, scores and computes the advantages (train.advantage)
@@ -64,24 +73,31 @@ func (s *Setup) Request(step int, prompts []task.Prompt, ids []int) (search.Requ
 // `step`, exactly as the RL loop's step does, and marks the groups the loop
 // would filter (train.filter_groups and all rewards equal).
 func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int) ([]ScoredGroup, error) {
+	out, _, err := s.rollouts(ctx, step, prompts, ids, nil)
+	return out, err
+}
+
+// rollouts is Rollouts on an engine over prev's caches (nil: fresh ones);
+// it returns that engine, which holds the caches for the next call.
+func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine) ([]ScoredGroup, *policy.Engine, error) {
 	est, err := search.NewEstimator(s.Train.Advantage)
 	if err != nil {
-		return nil, fmt.Errorf("rl: %w", err)
+		return nil, nil, fmt.Errorf("rl: %w", err)
 	}
-	req, err := s.Request(step, prompts, ids)
+	req, engine, err := s.request(step, prompts, ids, prev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	groups, err := s.Strategy.Generate(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("rl: generate: %w", err)
+		return nil, nil, fmt.Errorf("rl: generate: %w", err)
 	}
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
 		if err := ScoreWithPenalty(s.Task, s.Reward, s.Tokenizer.ResponseText, prompts[i], g, est, s.overlongPenalty()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i], Filtered: s.Train.FilterGroups && allEqual(g.Rewards())}
 	}
-	return out, nil
+	return out, engine, nil
 }
