@@ -93,6 +93,17 @@ func BenchmarkW2(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeBatch is W2 on the tiny model at batch sizes from 4 to
+// 128: how the cost of a decoding step per token falls with the number of
+// states it carries. A tree's steps carry fewer states than flat
+// sampling's (its groups start from M roots and grow by forking), so this
+// is what decides whether a tree token costs what a flat one does.
+func BenchmarkDecodeBatch(b *testing.B) {
+	for _, n := range []int{4, 8, 16, 32, 64, 128} {
+		b.Run(fmt.Sprintf("tiny_%d", n), func(b *testing.B) { benchRollout(b, "tiny", false, n) })
+	}
+}
+
 // BenchmarkW3's sub-benchmarks: tiny and small train with the float32
 // products, tiny_bf16 and small_bf16 with the BF16 ones
 // (Model.SetBF16Training; float32 where the CPU lacks AVX512_BF16).

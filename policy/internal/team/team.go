@@ -3,12 +3,12 @@
 //
 // A pass of the tiny model's decoding step or training step lasts tens to
 // hundreds of microseconds. Starting a goroutine per pass wakes an idle
-// thread each time, and on a virtual machine that wake-up costs tens of
-// microseconds (measured here: a 32-state decoding step of the tiny model
-// took 453 µs on two cores with a goroutine started per pass, 517 µs on one
-// core, 256 µs with this package). So the helpers are started once, per
-// process, and after a pass they spin for a short while (spinFor) looking
-// for the next one before they park. Work is handed out by chunk from a
+// thread each time, and on a virtual machine that wake-up can cost as much
+// as the pass: a decoding step of a few dozen states ran no faster on two
+// cores than on one (policy's BenchmarkDecodeBatch; the README's
+// performance section has the figures). So the helpers are started once
+// per process, and after a pass they spin for a short while (spinFor)
+// looking for the next one before they park. Work is handed out by chunk from a
 // shared counter, so a helper that the operating system deschedules only
 // delays the chunks it has taken; which goroutine computes a chunk never
 // changes a result.
