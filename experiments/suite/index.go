@@ -51,7 +51,7 @@ func Index(reports []Report, dir, command string) string {
 		fmt.Fprintf(&b, "| %d | [%s](%s.md) | %s | **%s** | %s |\n", r.Number, r.Title, r.Name, oneLine(r.Claim), v, sum)
 	}
 	if made > 0 {
-		fmt.Fprintf(&b, "\nThe %d reports written took %.0f min of wall time on the shared 2-core machine (each report's first run start to its last run end, summed; other users' jobs ran at the same time).\n", made, wall.Minutes())
+		fmt.Fprintf(&b, "\nThe %d reports written took %.0f min of wall time on a 2-core machine (each report's first run start to its last run end, summed; each report gives the load average when it was written).\n", made, wall.Minutes())
 	}
 	if missing > 0 {
 		fmt.Fprintf(&b, "\nThe reports not generated yet take about %.0f min on the shared 2-core machine (estimates from the reports generated so far, at load averages of 10–20; the command runs them one after another).\n", missing)

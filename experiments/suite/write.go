@@ -399,7 +399,7 @@ func writeProvenance(p *printer, runs []tracking.Run, meta Meta) {
 	}
 	p.f("## Reproduce\n\n```sh\n%s\n```\n\n", meta.Command)
 	p.f("It runs what the store (`%s`) lacks of the config's runs (resuming unfinished ones), then writes this file and its plots from the store. ", meta.Store)
-	p.f("Runs: %d, by build %s on %s; wall time %s summed over runs, %s from the first start to the last end (other users' jobs ran on the machine too). ",
+	p.f("Runs: %d, by build %s on %s; wall time %s summed over runs, %s from the first start to the last end. ",
 		len(runs), strings.Join(versions, ", "), strings.Join(hosts, ", "), total.Round(time.Second), span(runs).Round(time.Second))
 	p.f("Written by commit %s on %s.\n", meta.Commit, meta.Machine)
 }
