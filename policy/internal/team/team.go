@@ -4,9 +4,9 @@
 // A pass of the tiny model's decoding step or training step lasts tens to
 // hundreds of microseconds. Starting a goroutine per pass wakes an idle
 // thread each time, and on a virtual machine that wake-up can cost as much
-// as the pass: a decoding step of a few dozen states ran no faster on two
-// cores than on one (policy's BenchmarkDecodeBatch; the README's
-// performance section has the figures). So the helpers are started once
+// as the pass: a decoding step of up to 16 states ran slower on two cores
+// than on one (policy's BenchmarkDecodeBatch; the README's performance
+// section has the figures). So the helpers are started once
 // per process, and after a pass they spin for a short while (spinFor)
 // looking for the next one before they park. Work is handed out by chunk from a
 // shared counter, so a helper that the operating system deschedules only
@@ -29,7 +29,7 @@ import (
 // before it parks. Longer than the gap between two passes of a decoding or
 // training step (the search bookkeeping between steps takes a few tens of
 // microseconds), short enough that an idle process stops using its cores
-// at once.
+// within a fraction of a millisecond.
 const spinFor = 200 * time.Microsecond
 
 // waitFor is how long a caller whose chunks are done checks whether the
@@ -52,7 +52,7 @@ type pass struct {
 	chunks     int64
 	next       atomic.Int64 // the next chunk to take
 	done       atomic.Int64 // chunks finished
-	joined     atomic.Int64 // workers so far, the caller included
+	joined     atomic.Int64 // worker indices handed out (the caller's is 0); may pass maxWorkers
 	maxWorkers int64
 	finished   chan struct{} // closed when the last chunk is done
 }
@@ -64,6 +64,8 @@ type helpers struct {
 	wake     chan struct{}
 }
 
+// shared returns the process's helpers, started at the first pass: one
+// per CPU beyond the caller's.
 var shared = sync.OnceValue(func() *helpers {
 	n := max(runtime.NumCPU()-1, 1)
 	h := &helpers{wake: make(chan struct{}, n)}
@@ -74,10 +76,11 @@ var shared = sync.OnceValue(func() *helpers {
 })
 
 // Run calls job(worker, chunk) for every chunk in [0, chunks) and returns
-// when all are done. The calling goroutine takes part; at most workers
-// goroutines do (worker is in [0, workers), and no two calls running at
-// the same time get the same worker). Each goroutine takes the next chunk
-// not yet taken, so chunks are started in increasing order.
+// when all are done. The calling goroutine takes part, as worker 0; at
+// most workers goroutines do, each with its own worker index in
+// [0, workers) (a job may index per-worker buffers with it). Each takes
+// the next chunk not yet taken, so chunks start in increasing order.
+// Passes may run concurrently and be nested (a job may call Run).
 func Run(workers, chunks int, job func(worker, chunk int)) {
 	if chunks <= 0 {
 		return
