@@ -9,10 +9,10 @@
 #
 #   results/treerl_training.sh [STORE]     (default: treerl.db)
 #
-# Takes about 55 minutes on a 2-core machine (two base policies, each
+# Takes about 45 minutes on a 2-core machine (two base policies, each
 # pretrained once in about 2 minutes, then 2 × 80 runs of 100,000 sampled
-# tokens, two at a time: 51 minutes and 74 minutes of CPU when measured,
-# see results/treerl.md).
+# tokens, two at a time: 42 minutes and 75 minutes of CPU when last
+# measured, see results/treerl.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store=${1:-treerl.db}
