@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/internal/team"
 )
 
 // Engine is the fast inference path of a Model: batched, KV-cached decoding
@@ -451,7 +452,7 @@ const minRowsPerWorker = 2
 
 // parallel runs job over [0, n) split into up to perWorker contiguous
 // chunks per worker, of at least minRowsPerWorker items, run by up to
-// e.workers goroutines (the calling one included) that take the chunks in
+// e.workers goroutines (the calling one and package team's helpers) that take the chunks in
 // turn, each goroutine with its own
 // work buffers; a chunk may only end at an index i with cut(i) (or at n).
 // Every item is computed the same way whichever chunk or goroutine it
@@ -479,7 +480,7 @@ func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *wo
 		job(sc.work[0], 0, n)
 		return
 	}
-	runChunks(workers, parts, func(w, c int) { job(sc.work[w], sc.bounds[c], sc.bounds[c+1]) })
+	team.Run(workers, parts, func(w, c int) { job(sc.work[w], sc.bounds[c], sc.bounds[c+1]) })
 }
 
 // forward runs rows through the model: it writes each row's key and value

@@ -24,13 +24,5 @@ func parallelFor(n int, fn func(lo, hi int)) {
 		return
 	}
 	chunks := min(n, chunksPerWorker*workers)
-	runChunks(workers, chunks, func(_, c int) { fn(n*c/chunks, n*(c+1)/chunks) })
-}
-
-// runChunks runs job(worker, chunk) for every chunk in [0, chunks) on up
-// to workers goroutines (the calling one included), each taking the next
-// chunk not yet taken, and waits for all. The other goroutines are the
-// process's team of helpers, which stay awake between passes.
-func runChunks(workers, chunks int, job func(worker, chunk int)) {
-	team.Run(workers, chunks, job)
+	team.Run(workers, chunks, func(_, c int) { fn(n*c/chunks, n*(c+1)/chunks) })
 }

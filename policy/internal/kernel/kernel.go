@@ -108,10 +108,12 @@ const EnvVar = envVar
 
 // parallelFlops is the number of multiply-adds (m·n·k) from which a matrix
 // product is split over several goroutines, and minRowsPerWorker the fewest
-// output rows a goroutine gets. Measured on a 2-core AVX-512 machine: below
-// these, starting and waiting for a goroutine costs more than it saves (a
-// matrix-vector product reads its weights from the L2 cache of one core and
-// gets slower when split).
+// output rows a goroutine gets. Measured on a 2-core AVX-512 machine when
+// every split started its own goroutines: below these, starting and waiting
+// for a goroutine cost more than it saved (a matrix-vector product reads its
+// weights from the L2 cache of one core and gets slower when split). Splits
+// now run on package team's helpers, which are cheaper to hand work to; the
+// thresholds were not measured again.
 const (
 	parallelFlops    = 1 << 24
 	minRowsPerWorker = 64
