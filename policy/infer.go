@@ -452,9 +452,9 @@ const minRowsPerWorker = 2
 
 // parallel runs job over [0, n) split into up to perWorker contiguous
 // chunks per worker, of at least minRowsPerWorker items, run by up to
-// e.workers goroutines (the calling one and package team's helpers) that take the chunks in
-// turn, each goroutine with its own
-// work buffers; a chunk may only end at an index i with cut(i) (or at n).
+// e.workers goroutines (the calling one and package team's helpers) that
+// take the chunks in turn, each goroutine with its own work buffers; a
+// chunk may only end at an index i with cut(i) (or at n).
 // Every item is computed the same way whichever chunk or goroutine it
 // falls to, so the split never changes a result.
 func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *work, lo, hi int)) {
