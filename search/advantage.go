@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Estimator turns the rewards of a group's leaves into per-token
@@ -28,32 +27,6 @@ func SetAdvantages(g *Group, e Estimator) error {
 		n.Advantages = adv[i]
 	}
 	return nil
-}
-
-// EstimatorNames lists the names NewEstimator knows.
-func EstimatorNames() []string {
-	return []string{"grpo", "dr_grpo", "rloo", "tree", "tree_nosqrt", "tree_subgroup"}
-}
-
-// NewEstimator returns the estimator called name: grpo, dr_grpo, rloo, tree
-// (TreeRL with the √ reweighting), tree_nosqrt (TreeRL without it),
-// tree_subgroup (TreePO).
-func NewEstimator(name string) (Estimator, error) {
-	switch name {
-	case "grpo":
-		return GRPO{Epsilon: DefaultEpsilon}, nil
-	case "dr_grpo":
-		return DrGRPO{}, nil
-	case "rloo":
-		return RLOO{}, nil
-	case "tree":
-		return TreeRL{Reweight: true}, nil
-	case "tree_nosqrt":
-		return TreeRL{Reweight: false}, nil
-	case "tree_subgroup":
-		return TreePO{}, nil
-	}
-	return nil, fmt.Errorf("unknown advantage estimator %q (known: %s)", name, strings.Join(EstimatorNames(), ", "))
 }
 
 // DefaultEpsilon is GRPO's ε, as in verl.

@@ -124,8 +124,9 @@ func (s *Sampler) pieces(ids []int) []string {
 	return out
 }
 
-// Generate samples one group per prompt with strategy st (search.Flat or
-// search.EntropyTree, as search.NewStrategy makes them), in prompt order.
+// Generate samples one group per prompt with strategy st (one that
+// implements search.Remote: search.Flat, search.EntropyTree), in prompt
+// order.
 // Prompts are sampled concurrently, as many requests in flight as the
 // client allows. This is the entry point for studies over many prompts
 // (pass rates, test-time compute): score the leaves with Text.
@@ -173,9 +174,10 @@ func (s *Sampler) Generate(ctx context.Context, st search.Strategy, prompts []Pr
 }
 
 // Check returns the error Generate would give for strategy st before
-// sending anything: nil for search.Flat and search.EntropyTree (also as
-// random_tree) with valid parameters, an error naming st otherwise (the
-// segment tree has no remote form).
+// sending anything: nil for a strategy that implements search.Remote
+// (search.Flat and search.EntropyTree, also as random_tree) with valid
+// parameters, an error naming st otherwise (the segment tree has no remote
+// form).
 func (s *Sampler) Check(st search.Strategy) error {
 	_, err := s.planOf(st)
 	return err
@@ -208,27 +210,31 @@ func Supports(st search.Strategy) error {
 	return err
 }
 
-// planOf returns the plan of a strategy with a remote form.
+// planOf returns the plan of a strategy with a remote form (search.Remote).
 func (s *Sampler) planOf(st search.Strategy) (func(context.Context, *groupRun) error, error) {
-	switch v := st.(type) {
-	case *search.Flat:
-		st = *v
-	case *search.EntropyTree:
-		st = *v
+	r, ok := st.(search.Remote)
+	if !ok {
+		return nil, fmt.Errorf("remote: strategy %q has no remote form (%s)", st.Name(), strings.Join(remoteNames(), ", "))
 	}
-	switch v := st.(type) {
-	case search.Flat:
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, g *groupRun) error { return g.roots(ctx, v.N) }, nil
-	case search.EntropyTree:
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, g *groupRun) error { return g.tree(ctx, v) }, nil
+	e, err := r.RemoteTree()
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("remote: strategy %q has no remote form (flat, entropy_tree, random_tree)", st.Name())
+	return func(ctx context.Context, g *groupRun) error { return g.tree(ctx, e) }, nil
+}
+
+// remoteNames lists the registered strategies with a remote form (as their
+// defaults make them).
+func remoteNames() []string {
+	var out []string
+	for _, name := range search.Names() {
+		if st, err := search.NewStrategy(name, nil); err == nil {
+			if _, ok := st.(search.Remote); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }
 
 // validate checks the sampler's settings and the prompts.
