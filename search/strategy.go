@@ -132,4 +132,3 @@ func (e *ParamError) Error() string { return e.Strategy + ": " + e.Msg }
 func rangeError(strategy, key string, v int, want string) *ParamError {
 	return &ParamError{Strategy: strategy, Key: key, Value: strconv.Itoa(v), Msg: fmt.Sprintf("%s = %d, %s", key, v, want)}
 }
-
