@@ -261,15 +261,5 @@ func sampleAll(ctx context.Context, setup *rl.Setup, gen generator, s Spec, o Op
 }
 
 // leavesPerPrompt is the number of leaves a strategy makes for a prompt
-// when nothing limits it (1 for a strategy this package does not know).
-func leavesPerPrompt(st search.Strategy) int {
-	switch s := st.(type) {
-	case search.Flat:
-		return max(1, s.N)
-	case search.EntropyTree:
-		return max(1, s.M*(1+s.L*s.N*s.T))
-	case search.SegmentTree:
-		return max(1, s.W)
-	}
-	return 1
-}
+// when nothing limits it, at least 1.
+func leavesPerPrompt(st search.Strategy) int { return max(1, st.Leaves()) }

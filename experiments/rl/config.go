@@ -163,7 +163,6 @@ type EvalConfig struct {
 
 // Names of the choices.
 var (
-	Advantages  = search.EstimatorNames()
 	LossAggs    = []string{"token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"}
 	Corrections = []string{"none", "tis", "decoupled"}
 	Overlongs   = []string{string(OverlongTruncate), string(OverlongFilter), string(OverlongPenalty)}
@@ -227,7 +226,7 @@ func (c Config) Validate() error {
 			return &field.Error{Key: ch.key, Value: ch.value, Msg: ch.msg}
 		}
 	}
-	if err := oneOf("train.advantage", c.Advantage, Advantages); err != nil {
+	if err := oneOf("train.advantage", c.Advantage, search.EstimatorNames()); err != nil {
 		return err
 	}
 	if err := oneOf("train.loss_agg", c.LossAgg, LossAggs); err != nil {

@@ -301,17 +301,15 @@ func argmax(n int, f func(int) float64) int {
 }
 
 // TreeWithLeaves returns an entropy tree with n leaves per prompt,
-// n = M·(1 + N·T) with T = 1, L = 1: N = 2 when n is divisible by 3, else
+// M·(1 + N·T) with T = 1, L = 1: N = 2 when n is divisible by 3, else
 // N = 3 when n is divisible by 4 (4, 8, 16, …), else an error.
 func TreeWithLeaves(n int) (search.Strategy, error) {
-	forks := 0
-	switch {
-	case n > 0 && n%3 == 0:
-		forks = 2
-	case n > 0 && n%4 == 0:
-		forks = 3
-	default:
-		return nil, fmt.Errorf("no entropy tree (N=2 or 3, T=1, L=1) has %d leaves: want a multiple of 3 or 4", n)
+	for _, forks := range []int{2, 3} {
+		e := search.EntropyTree{M: 1, N: forks, L: 1, T: 1, Score: search.ScoreEntropy}
+		if root := e.Leaves(); n > 0 && n%root == 0 {
+			e.M = n / root
+			return e, e.Validate()
+		}
 	}
-	return search.NewStrategy("entropy_tree", map[string]string{"m": fmt.Sprint(n / (1 + forks)), "n": fmt.Sprint(forks), "l": "1", "t": "1"})
+	return nil, fmt.Errorf("no entropy tree (N=2 or 3, T=1, L=1) has %d leaves: want a multiple of 3 or 4", n)
 }
