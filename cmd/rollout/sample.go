@@ -144,7 +144,7 @@ func sampleRemote(ctx context.Context, rf *remoteFlags, c config.Experiment, o r
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
+	st, err := c.Rollout.NewStrategy()
 	if err != nil {
 		return nil, nil, usageError{err}
 	}

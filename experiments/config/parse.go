@@ -303,7 +303,10 @@ func (t *tree) checkReplaced(expanded []named) error {
 	if len(params) == 0 && !replaced("rollout.strategy") {
 		return nil
 	}
-	return strategyFail(t, strategy, params)
+	if _, err := (Rollout{Strategy: strategy, Params: params}).NewStrategy(); err != nil {
+		return strategyFail(t, err)
+	}
+	return nil
 }
 
 // originAt is the origin of the value at the dotted key ("" if the file's

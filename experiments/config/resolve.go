@@ -175,8 +175,8 @@ func validateModel(cfg Experiment, tk task.Task, t *tree) error {
 // validateRollout checks the strategy and its parameters with the
 // strategy's own parser, and the sampling settings one key at a time.
 func validateRollout(r Rollout, t *tree) error {
-	if err := strategyFail(t, r.Strategy, r.Params); err != nil {
-		return err
+	if _, err := r.NewStrategy(); err != nil {
+		return strategyFail(t, err)
 	}
 	for _, s := range []struct {
 		key      string
@@ -197,17 +197,14 @@ func validateRollout(r Rollout, t *tree) error {
 	return nil
 }
 
-// strategyFail parses a strategy and its parameters with the strategy's
-// own parser; an error is placed on the parameter or the strategy it names.
-func strategyFail(t *tree, name string, params map[string]string) error {
-	if _, err := search.NewStrategy(name, params); err != nil {
-		var pe *search.ParamError
-		if errors.As(err, &pe) {
-			return t.fail("rollout.params."+pe.Key, err, "%v", err)
-		}
-		return t.fail("rollout.strategy", err, "%v", err)
+// strategyFail places an error of search.NewStrategy on the parameter or
+// the strategy it names.
+func strategyFail(t *tree, err error) error {
+	var pe *search.ParamError
+	if errors.As(err, &pe) {
+		return t.fail("rollout.params."+pe.Key, err, "%v", err)
 	}
-	return nil
+	return t.fail("rollout.strategy", err, "%v", err)
 }
 
 // fieldFail places a section's validation error on the key it names (a
@@ -218,4 +215,11 @@ func fieldFail(t *tree, err error) error {
 		return t.fail(fe.Key, err, "%s", fe.Detail())
 	}
 	return &Error{File: t.path, Msg: err.Error(), Err: err}
+}
+
+// NewStrategy is the rollout strategy the settings name, built by the
+// strategy's own constructor (search.NewStrategy): validation, runs and
+// `rollout sample` all get theirs here.
+func (r Rollout) NewStrategy() (search.Strategy, error) {
+	return search.NewStrategy(r.Strategy, r.Params)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
-	"github.com/rollout-rl/rollout/search"
 )
 
 // Base is a run's base policy: the checkpoint its RL starts from.
@@ -102,7 +101,7 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 			return rl.Setup{}, err
 		}
 	}
-	st, err := search.NewStrategy(c.Rollout.Strategy, c.Rollout.Params)
+	st, err := c.Rollout.NewStrategy()
 	if err != nil {
 		return rl.Setup{}, err
 	}
