@@ -26,11 +26,24 @@
 // # Strategies
 //
 // Flat, EntropyTree (also under the name random_tree) and SegmentTree
-// implement Strategy. Generate advances every group of a request together:
-// all live states of all prompts go through one batched policy.Sampler.Step
-// per token. Randomness comes from counter-based streams derived from (seed,
-// step, prompt id, branch id), so the trees do not depend on the batch.
-// NewStrategy builds a strategy from its name and key=value parameters.
+// implement Strategy, each in a file of its own. Generate advances every
+// group of a request together: all live states of all prompts go through
+// one batched policy.Sampler.Step per token. Randomness comes from
+// counter-based streams derived from (seed, step, prompt id, branch id), so
+// the trees do not depend on the batch.
+//
+// A strategy knows itself: its constructor parses and validates its
+// key=value parameters (Params), and the value states its shape (Leaves,
+// MaxGroupTokens), generates its groups and, if a remote policy can run it,
+// gives its remote form (Remote). NewStrategy builds a strategy from its
+// name and parameters through a registry of constructors that every caller
+// shares: configs, the commands, the budget accounting and the remote
+// sampler. Adding a strategy is one file holding the type and its
+// constructor, and one RegisterStrategy call in an init function, in this
+// package or in another (see the examples); advantage estimators
+// (RegisterEstimator) and fork scores (RegisterForkScore) are added the
+// same way. The registries are filled while packages initialise and only
+// read afterwards, as database/sql's drivers are.
 //
 // # Budget
 //
@@ -43,8 +56,9 @@
 // # Advantages
 //
 // Estimators (NewEstimator: grpo, dr_grpo, rloo, tree, tree_nosqrt,
-// tree_subgroup) are pure functions of a scored group; SetAdvantages stores
-// one value per response token in every leaf.
+// tree_subgroup, and any registered with RegisterEstimator) are pure
+// functions of a scored group; SetAdvantages stores one value per response
+// token in every leaf.
 package search
 
 import (
