@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -91,13 +92,13 @@ in the same tree shape, the budget counting the tokens the server reports.`,
 	f.StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory (default: the config's base policy)")
 	f.StringVar(&cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
-	f.String("strategy", "", "shorthand for --set rollout.strategy=NAME (flat, entropy_tree, random_tree, segment_tree)")
+	f.String("strategy", "", "shorthand for --set rollout.strategy=NAME ("+strings.Join(search.Names(), ", ")+")")
 	f.StringArrayVar(&params, "param", nil, "shorthand for --set rollout.params.key=value: a strategy parameter (repeatable)")
 	f.Float64("temperature", 1, "shorthand for --set rollout.temperature=T")
 	f.Int("top-k", 0, "shorthand for --set rollout.top_k=K (0: off)")
 	f.Float64("top-p", 1, "shorthand for --set rollout.top_p=P (1: off)")
 	f.Int64("budget", 0, "shorthand for --set rollout.budget=TOKENS, the per-prompt budget (0: none)")
-	f.String("advantage", "", "shorthand for --set train.advantage=NAME")
+	f.String("advantage", "", "shorthand for --set train.advantage=NAME ("+strings.Join(search.EstimatorNames(), ", ")+")")
 	f.StringVar(&prompt, "prompt", "", "prompt text (default: prompt --index of --split)")
 	f.StringVar(&split, "split", "eval", "split of the prompt: train or eval")
 	f.IntVar(&index, "index", 0, "index of the prompt in its split")

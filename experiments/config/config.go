@@ -110,8 +110,9 @@ type Task struct {
 
 // Rollout is the rollout strategy and sampling.
 type Rollout struct {
-	// Strategy is flat, entropy_tree, random_tree or segment_tree. Default
-	// flat.
+	// Strategy is a registered strategy (search.Names: flat, entropy_tree,
+	// random_tree, segment_tree and any another package registers).
+	// Default flat.
 	Strategy string `yaml:"strategy" json:"strategy"`
 	// Params are the strategy's parameters (flat: n; entropy_tree: m, n,
 	// l, t, score; random_tree: m, n, l, t; segment_tree: s, b, w); unset

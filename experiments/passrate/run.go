@@ -185,12 +185,8 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 	}
 	var methods []Method
 	for _, s := range o.Specs {
-		_, flat := s.Strategy.(search.Flat)
 		outs, err := sampleAll(ctx, setup, gen, s, o, res, func(g *record.Group) error {
-			if flat {
-				return nil
-			}
-			return prof.AddForks(s.Family, g)
+			return prof.AddForks(s.Family, g) // a flat group has no forks to count
 		})
 		if err != nil {
 			return nil, err
