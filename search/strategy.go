@@ -13,7 +13,10 @@ import (
 // of the request, in prompt order. A strategy is a value that knows
 // itself: its constructor (RegisterStrategy) parses and validates its
 // parameters, it states the shape of its groups, and it generates them.
-// A strategy that a remote policy can run also implements Remote.
+// A strategy that a remote policy can run also implements Remote. The
+// built-in strategies plan their groups on the package's batched engine; a
+// strategy from another package generates by building on them (see the
+// examples) or by driving Request.Sampler itself.
 type Strategy interface {
 	// Name is the strategy's name in configs and tables.
 	Name() string

@@ -297,3 +297,19 @@ func TestLeavesPerPrompt(t *testing.T) {
 		}
 	}
 }
+
+// A strategy given as a pointer counts its leaves as its value does.
+func TestLeavesPerPromptPointer(t *testing.T) {
+	for _, tc := range []struct {
+		st   search.Strategy
+		want int
+	}{
+		{&search.Flat{N: 32}, 32},
+		{&search.EntropyTree{M: 6, N: 2, L: 1, T: 2}, 30},
+		{&search.SegmentTree{S: 16, B: 2, W: 8}, 8},
+	} {
+		if got := leavesPerPrompt(tc.st); got != tc.want {
+			t.Errorf("%+v: %d leaves, want %d", tc.st, got, tc.want)
+		}
+	}
+}
