@@ -24,7 +24,9 @@ func TestRegisterRefuses(t *testing.T) {
 		{"strategy nil", func() { search.RegisterStrategy("nil_strategy", nil) }, `strategy "nil_strategy" registered with a nil constructor`},
 		{"estimator taken", func() { search.RegisterEstimator("grpo", func() search.Estimator { return search.RLOO{} }) }, `advantage estimator "grpo" registered twice`},
 		{"estimator nil", func() { search.RegisterEstimator("nil_estimator", nil) }, `advantage estimator "nil_estimator" registered with a nil constructor`},
-		{"fork score taken", func() { search.RegisterForkScore(search.ScoreRandom, func(*search.Node, int, search.ForkStream) float64 { return 0 }) }, `fork score "random" registered twice`},
+		{"fork score taken", func() {
+			search.RegisterForkScore(search.ScoreRandom, func(*search.Node, int, search.ForkStream) float64 { return 0 })
+		}, `fork score "random" registered twice`},
 		{"fork score nil", func() { search.RegisterForkScore("nil_score", nil) }, `fork score "nil_score" registered with a nil constructor`},
 	} {
 		strategies, estimators, scores := search.Names(), search.EstimatorNames(), search.ForkScores()
