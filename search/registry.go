@@ -15,11 +15,15 @@ import (
 // (configs, the command line, the budget accounting, the remote sampler).
 // The built-in entries are registered by the init function below; a
 // package of its own adds one the same way, from its own init function
-// (see the package example). This is the database/sql driver idiom: the
-// tables are filled while packages initialise and only read afterwards,
-// so they hold no state that changes while a program runs. Registering a
-// name twice, an empty name or a nil constructor panics: it is a
-// programming error, caught as soon as the program starts.
+// (see the examples of RegisterStrategy, RegisterEstimator and
+// RegisterForkScore). This is the database/sql driver idiom: the tables
+// are filled while packages initialise and only read afterwards, so they
+// hold no state that changes while a program runs (the lock only keeps a
+// misplaced late Register from racing with readers). A registry value
+// passed to every caller would do the same at the cost of threading it
+// through configs, commands and the remote sampler, which all need the
+// same one. Registering a name twice, an empty name or a nil constructor
+// panics: it is a programming error, caught as soon as the program starts.
 func init() {
 	RegisterStrategy("flat", newFlat)
 	RegisterStrategy("entropy_tree", newEntropyTree)
