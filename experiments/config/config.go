@@ -111,7 +111,7 @@ type Task struct {
 // Rollout is the rollout strategy and sampling.
 type Rollout struct {
 	// Strategy is a registered strategy (search.Names: flat, entropy_tree,
-	// random_tree, segment_tree and any another package registers).
+	// random_tree, segment_tree and any that another package registers).
 	// Default flat.
 	Strategy string `yaml:"strategy" json:"strategy"`
 	// Params are the strategy's parameters (flat: n; entropy_tree: m, n,
