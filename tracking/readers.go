@@ -200,8 +200,8 @@ func (s *Store) copyRunData(tx *bolt.Tx, c *copier, sc ReadScope) error {
 	names := sc.buckets()
 	return runs.ForEach(func(k, v []byte) error {
 		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("run %s: decoding: %w", k, err)
+		if err := decodeJSON(k, v, &r); err != nil {
+			return fmt.Errorf("run %s: decoding its record: %w", k, err)
 		}
 		rb := data.Bucket(k)
 		if !sc.selects(r) || rb == nil {
@@ -246,6 +246,16 @@ func (c *copier) bucket(src *bolt.Bucket, path ...string) error {
 		c.size += len(k) + len(v)
 		return dst.Put(k, v)
 	})
+}
+
+// put writes one key/value into the bucket at path, created as needed.
+func (c *copier) put(path []string, k, v []byte) error {
+	dst, err := c.dst(path)
+	if err != nil {
+		return err
+	}
+	c.size += len(k) + len(v)
+	return dst.Put(k, v)
 }
 
 // dst returns the bucket at path in the current transaction, after

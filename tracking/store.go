@@ -23,9 +23,13 @@ import (
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// SchemaVersion is the layout version of stores this package writes. A
-// store with a higher version is refused.
-const SchemaVersion = 1
+// SchemaVersion is the layout version of stores this package writes and
+// reads. A store with a higher version is refused; one with a lower
+// version is refused too, with an error that says to migrate it (Migrate,
+// rollout migrate). Version 2 seals every record with a checksum (see
+// seal); version 1 stores, written before, have none and may hold
+// uncompressed group chunks and checkpoints stored as blobs.
+const SchemaVersion = 2
 
 // DefaultTimeout is how long Open waits for the file lock by default.
 const DefaultTimeout = 2 * time.Second
@@ -140,14 +144,19 @@ func (e *LockedError) Error() string {
 // Is makes errors.Is(err, ErrLocked) true.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
-// SchemaError reports a store written by a newer version of rollout.
+// SchemaError reports a store written by a newer version of rollout, or
+// by an older one (Found < Supported: Migrate upgrades it).
 type SchemaError struct {
 	Path             string
 	Found, Supported int
 }
 
-// Error says which version the store has and which this build reads.
+// Error says which version the store has, which this build reads and
+// what to do.
 func (e *SchemaError) Error() string {
+	if e.Found < e.Supported {
+		return fmt.Sprintf("store %s has schema version %d, older than the %d this rollout reads: run rollout migrate --store %s once to upgrade it in place (it adds a checksum to every record)", e.Path, e.Found, e.Supported, e.Path)
+	}
 	return fmt.Sprintf("store %s has schema version %d, newer than the %d this rollout reads: upgrade rollout to open it", e.Path, e.Found, e.Supported)
 }
 
@@ -381,26 +390,36 @@ func (s *Store) initSchema(tx *bolt.Tx) error {
 	return nil
 }
 
-// checkSchema refuses stores of a newer schema. A store without a meta
-// bucket is empty (read-only opens of a fresh file).
+// checkSchema refuses stores of another schema than SchemaVersion. A
+// store without a meta bucket is empty (read-only opens of a fresh file).
 func (s *Store) checkSchema(tx *bolt.Tx) error {
+	found, err := schemaOf(tx, s.path)
+	if err != nil || found == 0 {
+		return err
+	}
+	if found != SchemaVersion {
+		return &SchemaError{Path: s.path, Found: found, Supported: SchemaVersion}
+	}
+	return nil
+}
+
+// schemaOf returns the schema version of the store (at path, for errors)
+// that tx reads; 0 for an empty file.
+func schemaOf(tx *bolt.Tx, path string) (int, error) {
 	meta := tx.Bucket([]byte(bucketMeta))
 	if meta == nil {
 		empty := true
 		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
 		if !empty {
-			return fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", s.path)
+			return 0, fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", path)
 		}
-		return nil
+		return 0, nil
 	}
 	v := meta.Get([]byte(keySchema))
 	if len(v) != 4 {
-		return fmt.Errorf("opening store %s: schema version key is %d bytes, want 4: damaged store", s.path, len(v))
+		return 0, fmt.Errorf("opening store %s: schema version key is %d bytes, want 4: damaged store", path, len(v))
 	}
-	if found := int(binary.BigEndian.Uint32(v)); found > SchemaVersion {
-		return &SchemaError{Path: s.path, Found: found, Supported: SchemaVersion}
-	}
-	return nil
+	return int(binary.BigEndian.Uint32(v)), nil
 }
 
 // Path returns the path the store was opened at.
@@ -740,7 +759,7 @@ func (s *Store) recordError(err error) error {
 	switch {
 	case err == nil, errors.As(err, &de):
 		return err
-	case errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
+	case errors.Is(err, ErrChecksum), errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
 		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
 	}
 	return err
