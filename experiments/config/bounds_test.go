@@ -108,8 +108,14 @@ func TestAliases(t *testing.T) {
 			}
 		})
 	}
+	// In a --set value too.
+	a, err := Parse("c.yaml", []byte("task: {name: add}\n"), []string{"eval={samples: &s 4, k: *s}"})
+	p, err2 := Parse("c.yaml", []byte("task: {name: add}\n"), []string{"eval={samples: 4, k: 4}"})
+	if err != nil || err2 != nil || !reflect.DeepEqual(a.Variants, p.Variants) {
+		t.Errorf("alias in a --set value: %v, %v", err, err2)
+	}
 	// An error inside an aliased value points at the alias.
-	_, err := Parse("c.yaml", []byte("x: &bad [1e-4, -1]\n"), nil)
+	_, err = Parse("c.yaml", []byte("x: &bad [1e-4, -1]\n"), nil)
 	if err == nil {
 		t.Fatal("unknown key x accepted")
 	}

@@ -40,8 +40,15 @@ func (t *tree) applyOverrides(overrides []string) ([]flagSet, error) {
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) == 0 {
 			v = yaml.Node{Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
 		}
-		clearLines(v.Content[0])
-		if err := t.set(key, v.Content[0], origin{key: key, flag: o}); err != nil {
+		x := &expander{path: t.path, budget: MaxNodes}
+		val, err := x.expand(v.Content[0], 0)
+		if err != nil {
+			e := err.(*Error)
+			e.Line, e.Flag, e.Key = 0, o, key
+			return nil, e
+		}
+		clearLines(val)
+		if err := t.set(key, val, origin{key: key, flag: o}); err != nil {
 			return nil, &Error{File: t.path, Flag: o, Key: key, Msg: err.Error(), Err: err}
 		}
 		flags = append(flags, flagSet{key, o})
