@@ -125,7 +125,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 		copied = true
 		data := dtx.Bucket([]byte(bucketData))
 		if old := data.Bucket([]byte(r.ID)); old != nil {
-			replaced = stateFilesOf(old.Bucket([]byte(bucketCheckpoints)))
+			replaced, _ = stateFilesOf(old.Bucket([]byte(bucketCheckpoints)))
 			if err := data.DeleteBucket([]byte(r.ID)); err != nil {
 				return err
 			}

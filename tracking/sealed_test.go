@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -203,5 +204,27 @@ func TestSealRoundTrip(t *testing.T) {
 	}
 	if _, err := unseal(k, v[:3]); !errors.Is(err, ErrChecksum) {
 		t.Errorf("truncated: %v", err)
+	}
+}
+
+// A writer's open keeps the state files of a run whose reference is
+// damaged (it cannot tell which are orphans), and a merge refuses to copy
+// a damaged record.
+func TestDamagedReferenceKeepsStateFiles(t *testing.T) {
+	path := sealedStore(t)
+	v := storedValue(t, path, refKey(2), bucketData, "r", bucketCheckpoints)
+	flipInFile(t, path, v, len(v)-20)
+	before := stateFiles(t, path, "r")
+	w, err := Open(path, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if after := stateFiles(t, path, "r"); len(before) != 1 || !slices.Equal(before, after) {
+		t.Errorf("state files %v before a writer's open, %v after", before, after)
+	}
+	_, err = Merge(filepath.Join(t.TempDir(), "m.db"), []string{path}, Options{NoSync: true})
+	if !errors.Is(err, ErrChecksum) || !strings.Contains(err.Error(), "run r") {
+		t.Errorf("merge of a damaged record: %v", err)
 	}
 }

@@ -302,19 +302,23 @@ func removeStateFiles(storePath, runID string, files []string) {
 	}
 }
 
-// stateFilesOf returns the state files named by a run's checkpoint bucket.
-func stateFilesOf(cb *bolt.Bucket) []string {
+// stateFilesOf returns the state files named by a run's checkpoint bucket;
+// intact is false when a record of the bucket is damaged (it may name a
+// file too).
+func stateFilesOf(cb *bolt.Bucket) (files []string, intact bool) {
 	if cb == nil {
-		return nil
+		return nil, true
 	}
-	var out []string
+	intact = true
 	cb.ForEach(func(k, v []byte) error {
 		if f := refFile(k, v); f != "" {
-			out = append(out, f)
+			files = append(files, f)
+		} else {
+			intact = false
 		}
 		return nil
 	})
-	return out
+	return files, intact
 }
 
 // cleanStateOrphans deletes from PATH.ckpt every file that no committed
@@ -329,6 +333,7 @@ func (s *Store) cleanStateOrphans() {
 		return
 	}
 	named := map[string]map[string]bool{}
+	keep := map[string]bool{} // directories of runs with a damaged reference
 	err = s.view(func(tx *bolt.Tx) error {
 		data := tx.Bucket([]byte(bucketData))
 		for _, d := range dirs {
@@ -338,7 +343,14 @@ func (s *Store) cleanStateOrphans() {
 			}
 			if rb := data.Bucket([]byte(id)); rb != nil {
 				set := map[string]bool{}
-				for _, f := range stateFilesOf(rb.Bucket([]byte(bucketCheckpoints))) {
+				files, intact := stateFilesOf(rb.Bucket([]byte(bucketCheckpoints)))
+				if !intact {
+					// A damaged reference: no file of the run is known
+					// to be an orphan. Check reports the damage.
+					keep[d.Name()] = true
+					continue
+				}
+				for _, f := range files {
 					set[f] = true
 				}
 				named[d.Name()] = set
@@ -350,6 +362,9 @@ func (s *Store) cleanStateOrphans() {
 		return // a damaged store: delete nothing
 	}
 	for _, d := range dirs {
+		if keep[d.Name()] {
+			continue
+		}
 		dir := filepath.Join(root, d.Name())
 		set := named[d.Name()]
 		if len(set) == 0 {
