@@ -228,3 +228,17 @@ func TestDamagedReferenceKeepsStateFiles(t *testing.T) {
 		t.Errorf("merge of a damaged record: %v", err)
 	}
 }
+
+// BenchmarkSeal seals and unseals a group chunk of 1 MB (the size chunks
+// are packed to): the cost every commit and every read adds per byte.
+func BenchmarkSeal(b *testing.B) {
+	k, payload := groupKey(1, 0), bytes.Repeat([]byte("rollout "), chunkTarget/8)
+	v := seal(k, bytes.Clone(payload))
+	b.SetBytes(int64(len(payload)))
+	for range b.N {
+		seal(k, payload[:len(payload):len(payload)])
+		if _, err := unseal(k, v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
