@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // maxProblems bounds the problems a check lists; the rest are counted.
@@ -62,12 +63,12 @@ func Check(path string, opts Options) (*CheckResult, error) {
 	st, err := Open(path, opts)
 	var (
 		de *DamagedError
-		tr *truncation
+		tr *boltfile.Truncated
 	)
 	if errors.As(err, &de) {
 		res.addf("%s", de.Problem)
 		if errors.As(err, &tr) {
-			checkTruncated(path, tr.need, res)
+			checkTruncated(path, tr.Need, res)
 		}
 		return res, nil
 	}

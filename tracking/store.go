@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // SchemaVersion is the layout version of stores this package writes and
@@ -581,7 +581,7 @@ func snapshotCopy(path string, budget time.Duration) (string, error) {
 	deadline := time.Now().Add(budget)
 	attempts := 0
 	for ; attempts < 3 || time.Now().Before(deadline); attempts++ {
-		before, err := readMetaPages(src)
+		before, err := boltfile.ReadMetaPages(src)
 		if err != nil {
 			os.Remove(dst.Name())
 			return "", err
@@ -601,7 +601,7 @@ func snapshotCopy(path string, budget time.Duration) (string, error) {
 			os.Remove(dst.Name())
 			return "", fmt.Errorf("copying snapshot: %w", err)
 		}
-		after, err := readMetaPages(src)
+		after, err := boltfile.ReadMetaPages(src)
 		if err == nil && bytes.Equal(before, after) {
 			return dst.Name(), nil
 		}
@@ -610,120 +610,26 @@ func snapshotCopy(path string, budget time.Duration) (string, error) {
 	return "", fmt.Errorf("the writer committed during each of %d copies in %s", attempts, budget)
 }
 
-// readMetaPages returns bbolt's two meta pages (pages 0 and 1). The page
-// size is read from meta page 0: page header (16 bytes), magic (4),
-// version (4), page size (4).
-func readMetaPages(f *os.File) ([]byte, error) {
-	hdr := make([]byte, 28)
-	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return nil, fmt.Errorf("reading meta page: %w", err)
-	}
-	pageSize := int(binary.LittleEndian.Uint32(hdr[24:]))
-	if pageSize < 512 || pageSize > 1<<20 {
-		return nil, fmt.Errorf("meta page: page size %d: not a bbolt file", pageSize)
-	}
-	b := make([]byte, 2*pageSize)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("reading meta pages: %w", err)
-	}
-	return b, nil
-}
-
-// bbolt's meta page, as rollout reads it: after the 16-byte page header
-// come magic (4 bytes), version (4), page size (4), flags (4), root bucket
-// (16), freelist page id (8), high-water page id pgid (8), transaction id
-// (8) and a 64-bit FNV-1a checksum of the 56 bytes before it; native byte
-// order, little endian on every platform rollout builds for.
-const (
-	metaMagic   = 0xED0CDAED
-	metaVersion = 2
-	metaEnd     = 16 + 64 // page header + meta up to and including the checksum
-)
-
-// truncation is the cause of a DamagedError for a file shorter than its
-// last commit needs.
-type truncation struct{ size, need int64 }
-
-func (t *truncation) Error() string {
-	return fmt.Sprintf("file of %d bytes truncated from at least %d", t.size, t.need)
-}
-
-// metaPage is what checkFileSize needs of a meta page.
-type metaPage struct {
-	pageSize   int
-	pgid, txid uint64
-}
-
-// parseMeta decodes the meta page at the start of b; ok is false when b is
-// short or the page fails bbolt's own validation (magic, version,
-// checksum).
-func parseMeta(b []byte) (m metaPage, ok bool) {
-	if len(b) < metaEnd {
-		return m, false
-	}
-	le := binary.LittleEndian
-	if le.Uint32(b[16:]) != metaMagic || le.Uint32(b[20:]) != metaVersion {
-		return m, false
-	}
-	h := fnv.New64a()
-	h.Write(b[16:72])
-	if h.Sum64() != le.Uint64(b[72:]) {
-		return m, false
-	}
-	return metaPage{pageSize: int(le.Uint32(b[24:])), pgid: le.Uint64(b[56:]), txid: le.Uint64(b[64:])}, true
-}
-
 // checkFileSize refuses a bbolt file shorter than its newest valid meta
-// page says it is: such a file was truncated, and bbolt, which maps the
-// file into memory, would fault reading past its end (a fatal signal, not
-// a panic). The newest valid meta page records the high-water page id
-// pgid: the file must hold pgid pages. An empty file passes (bbolt
-// initialises it); a file whose meta pages are both invalid but long
-// enough to hold them is left to bbolt, which refuses it as not a bbolt
-// file. Reading a live store is safe: a writer grows the file before it
-// writes the meta page of a commit.
+// page says it is (see boltfile.CheckSize): bbolt would fault reading past
+// its end. Errors name display.
 func checkFileSize(f *os.File, display string) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("opening store %s: %w", display, err)
-	}
-	size := fi.Size()
-	if size == 0 {
+	err := boltfile.CheckSize(f)
+	var (
+		tr *boltfile.Truncated
+		dm *boltfile.Damaged
+	)
+	switch {
+	case err == nil:
 		return nil
-	}
-	first := make([]byte, metaEnd)
-	n, _ := f.ReadAt(first, 0)
-	m0, ok0 := parseMeta(first[:n])
-	pageSize := os.Getpagesize() // bbolt's guess when meta page 0 is invalid
-	if ok0 {
-		pageSize = m0.pageSize
-	}
-	if pageSize < 512 || size < int64(2*pageSize) {
-		if n >= 20 && binary.LittleEndian.Uint32(first[16:]) == metaMagic {
-			return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, shorter than bbolt's two meta pages of %d bytes: truncated", size, pageSize)}
-		}
+	case errors.As(err, &tr):
+		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", tr.Size, tr.Need, tr.Meta.PGID, tr.Meta.PageSize), Err: tr}
+	case errors.As(err, &dm):
+		return &DamagedError{Path: display, Problem: dm.Problem}
+	case errors.Is(err, boltfile.ErrNotBolt):
 		return berrors.ErrInvalid // openError says: not a rollout store
 	}
-	second := make([]byte, metaEnd)
-	n, _ = f.ReadAt(second, int64(pageSize))
-	m1, ok1 := parseMeta(second[:n])
-	var m metaPage
-	switch {
-	case ok0 && ok1 && m1.txid > m0.txid, !ok0 && ok1:
-		m = m1
-	case ok0:
-		m = m0
-	default:
-		return nil // neither page valid: bbolt refuses the file itself
-	}
-	if m.pageSize != pageSize {
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("meta pages disagree on the page size (%d and %d bytes)", pageSize, m.pageSize)}
-	}
-	if need := int64(m.pgid) * int64(m.pageSize); m.pgid > 1<<40 || size < need {
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", size, need, m.pgid, m.pageSize),
-			Err: &truncation{size: size, need: need}}
-	}
-	return nil
+	return fmt.Errorf("opening store %s: %w", display, err)
 }
 
 // update runs fn in a write transaction, guarded (see guard).
