@@ -1,3 +1,5 @@
+// This file: config identity, the variant configs an experiment name stands for and their key-by-key diff.
+
 package tracking
 
 import (

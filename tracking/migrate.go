@@ -1,3 +1,5 @@
+// This file: Migrate, the one reader of older schema versions.
+
 package tracking
 
 import (

@@ -1,3 +1,5 @@
+// This file: the checksum every stored record carries (seal, unseal).
+
 package tracking
 
 import (

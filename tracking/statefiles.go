@@ -1,3 +1,5 @@
+// This file: resume state files, the checkpoints of unfinished runs beside the store.
+
 package tracking
 
 import (

@@ -1,26 +1,17 @@
+// This file: opening and closing a store, its options and schema version.
+
 package tracking
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
-
-	"github.com/rollout-rl/rollout/search/record"
-	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // SchemaVersion is the layout version of stores this package writes and
@@ -34,12 +25,6 @@ const SchemaVersion = 2
 // DefaultTimeout is how long Open waits for the file lock by default.
 const DefaultTimeout = 2 * time.Second
 
-// snapshotProbe is how long a read-only open waits for the lock before it
-// reads a snapshot instead: not at all (bbolt tries once when the timeout
-// is below its 50 ms retry interval), since only a writer excludes readers
-// and writers hold the lock for a whole run.
-const snapshotProbe = time.Nanosecond
-
 // Bucket and key names. Per-run data lives in data/<run id>/{m,g,c}.
 const (
 	bucketMeta        = "meta"
@@ -52,39 +37,9 @@ const (
 	keySchema         = "schema"
 )
 
-// ErrLocked is matched (errors.Is) by the error of an open that found the
-// store locked by another process.
-var ErrLocked = errors.New("store is locked by another process")
-
 // ErrNotFound is matched by errors for missing experiments, runs, steps
 // and checkpoints.
 var ErrNotFound = errors.New("not found")
-
-// ErrDamaged is matched (errors.Is) by the errors of operations that found
-// the store's file damaged (a *DamagedError).
-var ErrDamaged = errors.New("store file is damaged")
-
-// DamagedError reports a store file that cannot be read safely: shorter
-// than its last commit needs (truncated), or with pages bbolt refuses.
-type DamagedError struct {
-	Path string
-	// Problem says what is wrong, e.g. "the file is 4096 bytes, its last
-	// commit needs 1048576 (256 pages of 4096 bytes): truncated".
-	Problem string
-	// Err is the error that revealed the damage, if any.
-	Err error
-}
-
-// Error names the file, says what is damaged and what to do.
-func (e *DamagedError) Error() string {
-	return fmt.Sprintf("store %s is damaged: %s: restore it from a copy (rollout check --store %s lists what is damaged)", e.Path, e.Problem, e.Path)
-}
-
-// Is makes errors.Is(err, ErrDamaged) true.
-func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
-
-// Unwrap returns the error that revealed the damage.
-func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Options configure Open.
 type Options struct {
@@ -109,40 +64,6 @@ type Options struct {
 	// crash-safe: for tests and throw-away stores only).
 	NoSync bool
 }
-
-// LockInfo says which process holds a store open for writing. The writer
-// leaves it in PATH.lock-info while it holds the lock.
-type LockInfo struct {
-	PID     int       `json:"pid"`
-	Host    string    `json:"host"`
-	Command string    `json:"command"`
-	Since   time.Time `json:"since"`
-}
-
-// String describes the holder, e.g. "pid 42 on host a (rollout run q.yaml) since 12:00:01 UTC".
-func (l LockInfo) String() string {
-	return fmt.Sprintf("pid %d on host %s (%s) since %s", l.PID, l.Host, l.Command, l.Since.UTC().Format(time.DateTime+" MST"))
-}
-
-// LockedError is returned when another process holds the store's lock.
-type LockedError struct {
-	Path string
-	// Holder describes the process holding the lock, nil if unknown.
-	Holder *LockInfo
-	Waited time.Duration
-}
-
-// Error names the store, the holder when known, and the time waited.
-func (e *LockedError) Error() string {
-	who := "another process (no writer recorded in " + filepath.Base(lockInfoPath(e.Path)) + ": likely a reading command such as report or export)"
-	if e.Holder != nil {
-		who = e.Holder.String()
-	}
-	return fmt.Sprintf("store %s is locked by %s; gave up after %s: wait for that process to finish or stop it", e.Path, who, e.Waited.Round(time.Millisecond))
-}
-
-// Is makes errors.Is(err, ErrLocked) true.
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // SchemaError reports a store written by a newer version of rollout, or
 // by an older one (Found < Supported: Migrate upgrades it).
@@ -342,13 +263,6 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func describeHolder(h *LockInfo) string {
-	if h == nil {
-		return "writer unknown"
-	}
-	return "by " + h.String()
-}
-
 // openError turns bbolt's open errors into ones a user can act on.
 func openError(path string, err error, waited time.Duration) error {
 	var de *DamagedError
@@ -428,44 +342,6 @@ func (s *Store) Path() string { return s.path }
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
 
-// Snapshot reports whether the store is a snapshot copy read while another
-// process was writing, and who that writer is (nil if unknown). A snapshot
-// holds every step committed when it was taken.
-func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
-	return s.snapshot != "", s.holder
-}
-
-// takeSnapshot asks the writer for a snapshot of Options.Scope (see
-// serveReaders). When the writer does not answer (an older build, which
-// holds its next commit meanwhile), cannot be asked (a directory this user
-// cannot write) or fails (a writer of another user cannot write this
-// user's file), the whole file is copied instead.
-func (s *Store) takeSnapshot() error {
-	sc := everything()
-	if s.opts.Scope != nil {
-		sc = *s.opts.Scope
-	}
-	var err error
-	s.snapshot, err = requestSnapshot(s.path, sc, s.opts.Timeout, s.holder)
-	if err == nil {
-		s.scope = &sc
-		return nil
-	}
-	req := snapshotRequestPath(s.path)
-	if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
-		defer os.Remove(req)
-	}
-	var ferr error
-	s.snapshot, ferr = snapshotCopy(s.path, s.opts.Timeout)
-	switch {
-	case ferr == nil:
-		return nil
-	case errors.Is(err, errNotServed):
-		return ferr
-	}
-	return fmt.Errorf("%w; then copying the whole file: %v", err, ferr)
-}
-
 // Close closes the store, releasing its lock.
 func (s *Store) Close() error {
 	var err error
@@ -492,213 +368,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func lockInfoPath(path string) string { return path + ".lock-info" }
-
-// snapshotRequestPath is the file a reader creates while it copies the
-// whole file of a store whose writer did not answer its snapshot request:
-// writers of older builds hold their next commit until the file is gone.
-func snapshotRequestPath(path string) string { return path + ".snapshot-request" }
-
-func currentProcess() LockInfo {
-	host, _ := os.Hostname()
-	args := make([]string, len(os.Args))
-	for i, a := range os.Args {
-		if i == 0 {
-			a = filepath.Base(a)
-		}
-		if strings.ContainsAny(a, " \t\"'") {
-			a = fmt.Sprintf("%q", a)
-		}
-		args[i] = a
-	}
-	return LockInfo{PID: os.Getpid(), Host: host, Command: strings.Join(args, " "), Since: time.Now().UTC().Truncate(time.Second)}
-}
-
-// writeLockInfo writes the sidecar atomically (temp file + rename).
-func writeLockInfo(path string, info LockInfo) error {
-	b, err := json.Marshal(info)
-	if err != nil {
-		return err
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", lockInfoPath(path), info.PID)
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, lockInfoPath(path))
-}
-
-func readLockInfo(path string) *LockInfo {
-	b, err := os.ReadFile(lockInfoPath(path))
-	if err != nil {
-		return nil
-	}
-	var info LockInfo
-	if json.Unmarshal(b, &info) != nil || info.PID == 0 {
-		return nil
-	}
-	if host, _ := os.Hostname(); info.Host == host && !processAlive(info.PID) {
-		return nil // left by a writer that was killed
-	}
-	return &info
-}
-
-// processAlive reports whether a process with that id exists on this host
-// (true when it cannot tell).
-func processAlive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	return !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
-}
-
-// removeLockInfo removes the sidecar if it is still ours.
-func removeLockInfo(path string, info LockInfo) {
-	if cur := readLockInfo(path); cur != nil && cur.PID == info.PID && cur.Since.Equal(info.Since) && cur.Host == info.Host {
-		os.Remove(lockInfoPath(path))
-	}
-}
-
-// snapshotCopy copies a store that a writer may be committing to. bbolt
-// never overwrites a page reachable from the newest committed meta page
-// and each commit rewrites a meta page with a higher transaction id, so a
-// copy during which both meta pages stayed byte-identical holds a
-// consistent store as of that commit. It retries until that holds or the
-// time budget is spent (at least three attempts). The caller's snapshot
-// request makes the writer hold its commits meanwhile, so the second
-// attempt succeeds unless the writer is an older build or stuck mid-commit.
-func snapshotCopy(path string, budget time.Duration) (string, error) {
-	src, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	dst, err := os.CreateTemp("", "rollout-snapshot-*.db")
-	if err != nil {
-		return "", fmt.Errorf("creating snapshot file: %w", err)
-	}
-	defer dst.Close()
-	deadline := time.Now().Add(budget)
-	attempts := 0
-	for ; attempts < 3 || time.Now().Before(deadline); attempts++ {
-		before, err := boltfile.ReadMetaPages(src)
-		if err != nil {
-			os.Remove(dst.Name())
-			return "", err
-		}
-		if _, err := dst.Seek(0, io.SeekStart); err == nil {
-			err = dst.Truncate(0)
-		}
-		if err == nil {
-			_, err = src.Seek(0, io.SeekStart)
-		}
-		if err == nil {
-			// File to file: Linux copies in the kernel (copy_file_range),
-			// as a reflink on file systems that have them.
-			_, err = io.Copy(dst, src)
-		}
-		if err != nil {
-			os.Remove(dst.Name())
-			return "", fmt.Errorf("copying snapshot: %w", err)
-		}
-		after, err := boltfile.ReadMetaPages(src)
-		if err == nil && bytes.Equal(before, after) {
-			return dst.Name(), nil
-		}
-	}
-	os.Remove(dst.Name())
-	return "", fmt.Errorf("the writer committed during each of %d copies in %s", attempts, budget)
-}
-
-// checkFileSize refuses a bbolt file shorter than its newest valid meta
-// page says it is (see boltfile.CheckSize): bbolt would fault reading past
-// its end. Errors name display.
-func checkFileSize(f *os.File, display string) error {
-	err := boltfile.CheckSize(f)
-	var (
-		tr *boltfile.Truncated
-		dm *boltfile.Damaged
-	)
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &tr):
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", tr.Size, tr.Need, tr.Meta.PGID, tr.Meta.PageSize), Err: tr}
-	case errors.As(err, &dm):
-		return &DamagedError{Path: display, Problem: dm.Problem}
-	case errors.Is(err, boltfile.ErrNotBolt):
-		return berrors.ErrInvalid // openError says: not a rollout store
-	}
-	return fmt.Errorf("opening store %s: %w", display, err)
-}
-
 // update runs fn in a write transaction, guarded (see guard).
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return s.guard(func() error { return s.db.Update(fn) })
-}
-
-// guard runs a bbolt transaction and turns the panics of a damaged file
-// into errors: bbolt's page assertions (e.g. "Page expected to be: 6654,
-// but self identifies as 0") and, with debug.SetPanicOnFault on for this
-// goroutine meanwhile, memory faults reading the mapped file. bbolt rolls
-// the transaction back as the panic unwinds. Panics raised outside bbolt
-// (in fn's own code) become errors too, saying that the cause is either
-// damage or a bug.
-func (s *Store) guard(tx func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			err = s.panicError(p, panicInBolt(p))
-		}
-	}()
-	return s.recordError(tx())
-}
-
-// recordError makes a record that does not decode a DamagedError: rollout
-// wrote it, so only damage makes it unreadable.
-func (s *Store) recordError(err error) error {
-	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
-		de  *DamagedError
-	)
-	switch {
-	case err == nil, errors.As(err, &de):
-		return err
-	case errors.Is(err, ErrChecksum), errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
-		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
-	}
-	return err
-}
-
-// panicError describes a recovered panic of a transaction on s.
-func (s *Store) panicError(p any, inBolt bool) error {
-	if inBolt {
-		return &DamagedError{Path: s.path, Problem: fmt.Sprintf("bbolt: %v", p), Err: fmt.Errorf("panic: %v", p)}
-	}
-	return fmt.Errorf("store %s: reading failed (panic: %v): the file may be damaged (rollout check --store %s tells) or this is a bug", s.path, p, s.path)
-}
-
-// panicInBolt reports whether the panic being recovered is a memory fault
-// or was raised by bbolt's code: it is called by the deferred function
-// while the panicking frames are still on the stack.
-func panicInBolt(p any) bool {
-	if f, ok := p.(interface{ Addr() uintptr }); ok && f != nil {
-		return true // a fault (SetPanicOnFault): reading the mapped file
-	}
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
-	afterPanic := false
-	for {
-		fr, more := frames.Next()
-		switch {
-		case fr.Function == "runtime.gopanic":
-			afterPanic = true
-		case afterPanic && !strings.HasPrefix(fr.Function, "runtime."):
-			return strings.HasPrefix(fr.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
 }
