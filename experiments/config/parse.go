@@ -273,6 +273,9 @@ func (f *File) setBaseline(t *tree, n *yaml.Node) error {
 	if n == nil {
 		return nil
 	}
+	if n.Kind != yaml.ScalarNode {
+		return t.atNode(n, &Error{Line: n.Line, Key: "baseline", Msg: fmt.Sprintf("want a variant's name, got %s", describe(n))})
+	}
 	f.Baseline = n.Value
 	if slices.ContainsFunc(f.Variants, func(v Variant) bool { return v.Name == f.Baseline }) {
 		return nil

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 		if n.Kind != yaml.ScalarNode {
 			return fail("want %s, got %s", wanted(t), describe(n))
 		}
-		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		if err := n.Decode(reflect.New(t).Interface()); err != nil || !integral(n, t) {
 			return fail("%s is not %s", describe(n), wanted(t))
 		}
 	}
@@ -135,6 +136,20 @@ func checkStruct(n *yaml.Node, t reflect.Type, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// integral reports whether scalar n is a whole number when t is an integer
+// type: go-yaml decodes 2.5 into an int as 2.
+func integral(n *yaml.Node, t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.ShortTag() == "!!float" {
+			var x float64
+			return n.Decode(&x) == nil && x == math.Trunc(x)
+		}
+	}
+	return true
 }
 
 // wanted names what a value of type t must be.
