@@ -461,3 +461,49 @@ func TestPretrainProgressOncePerPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A store of an older schema is refused by reading commands, exit 1,
+// with the command that upgrades it; rollout migrate upgrades it once and
+// says so, then reads work and a second migrate has nothing to do.
+func TestMigrateCommand(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(store, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket([]byte("meta"))
+		if err == nil {
+			err = meta.Put([]byte("schema"), binary.BigEndian.AppendUint32(nil, 1))
+		}
+		for _, b := range []string{"experiments", "runs", "data"} {
+			if err == nil {
+				_, err = tx.CreateBucket([]byte(b))
+			}
+		}
+		return err
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, e := rollout(t, "ls", "--store", store); code != 1 || !strings.Contains(e, "schema version 1, older than") || !strings.Contains(e, "rollout migrate --store "+store) {
+		t.Errorf("ls of a schema-1 store: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "migrate", "--store", store); code != 0 || !strings.Contains(out, "migrated "+store+" from schema version 1 to") {
+		t.Errorf("migrate: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "ls", "--store", store); code != 0 {
+		t.Errorf("ls after the migration: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "migrate", "--store", store); code != 0 || !strings.Contains(out, "nothing to migrate") {
+		t.Errorf("second migrate: exit %d\n%s%s", code, out, e)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if code, _, e := rollout(t, "migrate", "--store", missing); code != 2 || !strings.Contains(e, "no store at "+missing) {
+		t.Errorf("migrate of a missing store: exit %d, %s", code, e)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("migrate created a store")
+	}
+}
