@@ -2,7 +2,6 @@ package tracking
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // maxProblems bounds the problems a check lists; the rest are counted.
@@ -63,12 +63,12 @@ func Check(path string, opts Options) (*CheckResult, error) {
 	st, err := Open(path, opts)
 	var (
 		de *DamagedError
-		tr *truncation
+		tr *boltfile.Truncated
 	)
 	if errors.As(err, &de) {
 		res.addf("%s", de.Problem)
 		if errors.As(err, &tr) {
-			checkTruncated(path, tr.need, res)
+			checkTruncated(path, tr.Need, res)
 		}
 		return res, nil
 	}
@@ -159,7 +159,7 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 		if b := tx.Bucket([]byte(bucketExperiments)); b != nil {
 			b.ForEach(func(k, v []byte) error {
 				var e Experiment
-				if err := json.Unmarshal(v, &e); err != nil {
+				if err := decodeJSON(k, v, &e); err != nil {
 					res.addf("experiment %q: decoding: %v", k, err)
 					return nil
 				}
@@ -171,7 +171,7 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 		if b := tx.Bucket([]byte(bucketRuns)); b != nil {
 			b.ForEach(func(k, v []byte) error {
 				var r Run
-				if err := json.Unmarshal(v, &r); err != nil {
+				if err := decodeJSON(k, v, &r); err != nil {
 					res.addf("run %s: decoding its record: %v", k, err)
 					return nil
 				}
@@ -228,9 +228,7 @@ func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 		if step > r.LastStep {
 			res.addf("run %s: checkpoint at step %d, after its last step %d", r.ID, step, r.LastStep)
 		}
-		if isRefKey(k) {
-			s.checkStateFile(r, step, v, res)
-		}
+		s.checkStateFile(r, step, k, v, res)
 		return nil
 	})
 }
@@ -239,8 +237,8 @@ func (s *Store) checkRun(tx *bolt.Tx, r Run, res *CheckResult) {
 // names: present, of the size and SHA-256 its reference records. A
 // snapshot of a store being written is not checked against the files,
 // which its writer replaces as it goes.
-func (s *Store) checkStateFile(r Run, step int, v []byte, res *CheckResult) {
-	ref, err := decodeRef(r.ID, step, v)
+func (s *Store) checkStateFile(r Run, step int, k, v []byte, res *CheckResult) {
+	ref, err := decodeRef(r.ID, step, k, v)
 	if err != nil {
 		res.addf("%v", err)
 		return
@@ -270,17 +268,12 @@ func checkMetrics(b *bolt.Bucket, r Run, res *CheckResult) map[int]bool {
 	steps := map[int]bool{}
 	var last *StepMetrics
 	b.ForEach(func(k, v []byte) error {
-		if len(k) != 8 {
-			res.addf("run %s: metric key %x: want 8 bytes", r.ID, k)
-			return nil
-		}
-		step := int(binary.BigEndian.Uint64(k))
-		m, err := decodeMetrics(step, v)
+		m, err := decodeMetrics(k, v)
 		if err != nil {
-			res.addf("run %s step %d: %v", r.ID, step, err)
+			res.addf("run %s: %v", r.ID, err)
 			return nil
 		}
-		steps[step] = true
+		steps[m.Step] = true
 		res.Steps++
 		last = &m
 		return nil
@@ -310,7 +303,7 @@ func checkGroups(codec *chunkCodec, b *bolt.Bucket, r Run, steps map[int]bool, r
 			res.addf("run %s step %d: groups from %d, but the step has no metric record", r.ID, step, first)
 		}
 		res.GroupBytes += int64(len(v))
-		err = codec.eachInChunk(first, v, func(index int, enc []byte) error {
+		err = codec.eachInChunk(k, first, v, func(index int, enc []byte) error {
 			err := record.Decode(enc, &g)
 			if err == nil {
 				err = g.Validate()
@@ -324,7 +317,7 @@ func checkGroups(codec *chunkCodec, b *bolt.Bucket, r Run, steps map[int]bool, r
 			return nil
 		})
 		if err != nil {
-			res.addf("run %s step %d chunk from group %d: %v", r.ID, step, first, err)
+			res.addf("run %s step %d: %v", r.ID, step, err)
 		}
 		return nil
 	})

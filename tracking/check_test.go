@@ -14,6 +14,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // damageStore writes a store of 2 runs × 6 steps × 12 groups (about half
@@ -105,11 +106,11 @@ func TestTruncatedStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := parseMeta(head)
-	if m1, ok := parseMeta(head[m.pageSize:]); ok && m1.txid > m.txid {
+	m, _ := boltfile.ParseMeta(head)
+	if m1, ok := boltfile.ParseMeta(head[m.PageSize:]); ok && m1.TxID > m.TxID {
 		m = m1
 	}
-	need := int64(m.pgid) * int64(m.pageSize)
+	need := int64(m.PGID) * int64(m.PageSize)
 	st, err := Open(path, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestZeroedPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := parseMeta(b)
+	m, ok := boltfile.ParseMeta(b)
 	if !ok {
 		t.Fatal("meta page 0 does not parse")
 	}
@@ -189,14 +190,14 @@ func TestZeroedPages(t *testing.T) {
 		name     string
 		from, to int // pages zeroed
 	}{
-		{"all data pages", 2, int(m.pgid)},
+		{"all data pages", 2, int(m.PGID)},
 		// The zeros fall inside overflow pages of group chunks: records
 		// that do not decode.
-		{"second half", int(m.pgid) / 2, int(m.pgid)},
+		{"second half", int(m.PGID) / 2, int(m.PGID)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := append([]byte(nil), b...)
-			clear(c[tc.from*m.pageSize : tc.to*m.pageSize])
+			clear(c[tc.from*m.PageSize : tc.to*m.PageSize])
 			bad := filepath.Join(t.TempDir(), "zeroed.db")
 			os.WriteFile(bad, c, 0o644)
 			st, err := Open(bad, Options{ReadOnly: true})
@@ -279,8 +280,8 @@ func TestCheckFileSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, _ := parseMeta(whole)
-	need := int(m.pgid) * m.pageSize
+	m, _ := boltfile.ParseMeta(whole)
+	need := int(m.PGID) * m.PageSize
 	// meta0Bad has a broken meta page 0: meta page 1 decides.
 	meta0Bad := bytes.Clone(whole)
 	meta0Bad[72] ^= 0xff
@@ -310,7 +311,7 @@ func TestCheckFileSize(t *testing.T) {
 			defer f.Close()
 			f.Write(tc.data)
 			err = checkFileSize(f, "s.db")
-			var tr *truncation
+			var tr *boltfile.Truncated
 			switch {
 			case errors.Is(err, ErrDamaged) != tc.damaged:
 				t.Fatalf("damaged: %v, want %v", err, tc.damaged)

@@ -82,11 +82,28 @@ func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d *record.
 	return tokens, elapsed, d, n, nil
 }
 
-// decodeMetrics decodes a full metric record.
-func decodeMetrics(step int, data []byte) (StepMetrics, error) {
-	tokens, elapsed, d, n, err := metricsHeader(data)
+// metricsPayload verifies the sealed metric record v of key k (a
+// stepKey) and returns its step and payload.
+func metricsPayload(k, v []byte) (step int, payload []byte, err error) {
+	if len(k) != 8 {
+		return 0, nil, fmt.Errorf("metric key %x: want 8 bytes: %w", k, errCorrupt)
+	}
+	step = int(binary.BigEndian.Uint64(k))
+	if payload, err = unseal(k, v); err != nil {
+		return step, nil, fmt.Errorf("step %d: metric record: %w", step, err)
+	}
+	return step, payload, nil
+}
+
+// decodeMetrics decodes a full metric record: the sealed value v of key k.
+func decodeMetrics(k, v []byte) (StepMetrics, error) {
+	step, data, err := metricsPayload(k, v)
 	if err != nil {
 		return StepMetrics{}, err
+	}
+	tokens, elapsed, d, n, err := metricsHeader(data)
+	if err != nil {
+		return StepMetrics{}, fmt.Errorf("step %d: %w", step, err)
 	}
 	m := StepMetrics{Step: step, Tokens: tokens, Elapsed: elapsed, Values: make(map[string]float64, n)}
 	for range n {
@@ -99,12 +116,17 @@ func decodeMetrics(step int, data []byte) (StepMetrics, error) {
 	return m, nil
 }
 
-// lookupMetrics finds the wanted metrics in a record without building a
-// map: found[i] reports whether names[i] is present, vals[i] its value.
-func lookupMetrics(data []byte, names []string, vals []float64, found []bool) (tokens int64, elapsed time.Duration, err error) {
+// lookupMetrics finds the wanted metrics in a record (the sealed value v
+// of key k) without building a map: found[i] reports whether names[i] is
+// present, vals[i] its value.
+func lookupMetrics(k, v []byte, names []string, vals []float64, found []bool) (step int, tokens int64, elapsed time.Duration, err error) {
+	step, data, err := metricsPayload(k, v)
+	if err != nil {
+		return step, 0, 0, err
+	}
 	tokens, elapsed, d, n, err := metricsHeader(data)
 	if err != nil {
-		return 0, 0, err
+		return step, 0, 0, fmt.Errorf("step %d: %w", step, err)
 	}
 	clear(found)
 	for range n {
@@ -117,9 +139,9 @@ func lookupMetrics(data []byte, names []string, vals []float64, found []bool) (t
 		}
 	}
 	if d.Err() != nil {
-		return 0, 0, fmt.Errorf("decoding metrics: %w", d.Err())
+		return step, 0, 0, fmt.Errorf("step %d: decoding metrics: %w", step, d.Err())
 	}
-	return tokens, elapsed, nil
+	return step, tokens, elapsed, nil
 }
 
 // Groups are stored in chunks: consecutive groups of a step packed into
@@ -132,8 +154,8 @@ func lookupMetrics(data []byte, names []string, vals []float64, found []bool) (t
 // the format-1 payload as a uvarint and that payload through DEFLATE at its
 // fastest level. Log-probs and entropies of a peaked policy repeat their
 // bytes, and leaf texts repeat the tokens: the quickstart's groups take
-// 16.6 bytes a sampled token as format 1 and about 6 compressed. Chunks of
-// format 1 (stores written before) still read.
+// 16.6 bytes a sampled token as format 1 and about 6 compressed. Stores of
+// schema version 1 may hold chunks of format 1: Migrate compresses them.
 const (
 	chunkFormat           = 1
 	chunkFormatCompressed = 2
@@ -143,9 +165,10 @@ const (
 	chunkMaxRaw = 1 << 30
 )
 
-// errCorrupt reports a compressed chunk that does not decompress to the
-// length it states.
-var errCorrupt = errors.New("corrupt compressed record")
+// errCorrupt reports a record that cannot be what rollout wrote: a
+// compressed chunk that does not decompress to the length it states, a
+// key of the wrong shape.
+var errCorrupt = errors.New("corrupt record")
 
 // groupChunk is one encoded chunk and the index of its first group.
 type groupChunk struct {
@@ -218,18 +241,14 @@ func (c *chunkCodec) decompressor(b []byte) (io.Reader, func()) {
 	return r, func() { c.readers.Put(r) }
 }
 
-// chunkPayload returns the length-prefixed groups of a chunk of either
-// format, decompressing a format-2 one.
+// chunkPayload returns the length-prefixed groups of a (format 2) chunk,
+// decompressed.
 func (c *chunkCodec) chunkPayload(data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("group chunk: %w", errTruncated)
 	}
-	switch data[0] {
-	case chunkFormat:
-		return data[1:], nil
-	case chunkFormatCompressed:
-	default:
-		return nil, fmt.Errorf("group chunk of format %d, this version reads %d and %d", data[0], chunkFormat, chunkFormatCompressed)
+	if data[0] != chunkFormatCompressed {
+		return nil, fmt.Errorf("group chunk of format %d, want %d: %w", data[0], chunkFormatCompressed, errCorrupt)
 	}
 	n, k := binary.Uvarint(data[1:])
 	if k <= 0 || n > chunkMaxRaw {
@@ -247,8 +266,20 @@ func (c *chunkCodec) chunkPayload(data []byte) ([]byte, error) {
 	return payload, nil
 }
 
-// eachInChunk calls fn with the index and encoding of every group of a chunk.
-func (c *chunkCodec) eachInChunk(first int, data []byte, fn func(index int, enc []byte) error) error {
+// eachInChunk verifies a stored chunk (the sealed value v of key k, a
+// groupKey whose first group is first) and calls fn with the index and
+// encoding of each of its groups.
+func (c *chunkCodec) eachInChunk(k []byte, first int, v []byte, fn func(index int, enc []byte) error) error {
+	data, err := unseal(k, v)
+	if err != nil {
+		return fmt.Errorf("group chunk from group %d: %w", first, err)
+	}
+	return c.eachInPayload(first, data, fn)
+}
+
+// eachInPayload calls fn with the index and encoding of every group of an
+// unsealed chunk.
+func (c *chunkCodec) eachInPayload(first int, data []byte, fn func(index int, enc []byte) error) error {
 	data, err := c.chunkPayload(data)
 	if err != nil {
 		return err

@@ -1,16 +1,20 @@
 package tracking
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// Group chunks are written compressed (format 2) and read back exactly;
-// chunks of format 1, as older stores hold them, still read; a damaged
-// compressed chunk is an error that the store reports as damage.
+// Group chunks are written compressed (format 2), sealed, and read back
+// exactly; chunks of format 1, as schema-1 stores hold them, are refused
+// (Migrate compresses them); a damaged chunk, sealed after its damage (so
+// that only decoding can tell) or before (so that the checksum tells), is
+// an error that the store reports as damage.
 func TestChunkFormats(t *testing.T) {
 	groups := []record.Group{flatGroup(1, 8, 40), treeGroup(), flatGroup(2, 3, 7)}
 	var codec chunkCodec
@@ -37,14 +41,20 @@ func TestChunkFormats(t *testing.T) {
 		corrupt bool
 	}{
 		{"format 2", compressed, groups, false},
-		{"format 1", plain, groups, false},
+		{"format 1", plain, nil, true},
 		{"format 2 cut short", compressed[:len(compressed)/2], nil, true},
 		{"format 2 stating a length beyond the bound", badLength, nil, true},
 		{"format 2 with its data flipped", flip(compressed, len(compressed)/2), nil, true},
 		{"empty", nil, nil, true},
+		{"format 2 flipped after sealing", compressed, nil, true},
 	} {
 		var got []record.Group
-		err := codec.eachInChunk(0, tc.data, func(i int, enc []byte) error {
+		k := groupKey(3, 0)
+		stored := seal(k, bytes.Clone(tc.data))
+		if strings.Contains(tc.name, "after sealing") {
+			stored = flip(stored, 7)
+		}
+		err := codec.eachInChunk(k, 0, stored, func(i int, enc []byte) error {
 			var g record.Group
 			if err := record.Decode(enc, &g); err != nil {
 				return err

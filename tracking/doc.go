@@ -42,8 +42,7 @@
 // after it; EndRun of a finished run deletes the run's references and then
 // its directory, and the writer's close removes PATH.ckpt once empty: the
 // store grows by at most one state per unfinished run and keeps none once
-// every run has finished. Checkpoints that older builds stored in the
-// bucket as blobs are still read (and pruned like files). Merge copies the
+// every run has finished. Merge copies the
 // state files of the runs it copies (and fails, saying so, when the source
 // no longer has one); snapshots for readers copy the references only;
 // Check reports a committed step whose file is missing or does not match.
@@ -73,20 +72,32 @@
 //
 // A damaged file is never read past its damage. Open compares the file's
 // size with its bbolt meta page and refuses a truncated file; bbolt's page
-// assertions and memory faults inside a transaction, and records that do
-// not decode, become a *DamagedError (errors.Is(err, ErrDamaged)) naming the
-// file. Check lists what is damaged.
+// assertions and memory faults inside a transaction, records that fail
+// their checksum (every record carries one, see Layout) and records that
+// do not decode become a *DamagedError (errors.Is(err, ErrDamaged);
+// errors.Is(err, ErrChecksum) for a checksum) naming the file, the run and
+// the step, and saying to run rollout check, which lists what is damaged.
+//
+// # Schema versions
+//
+// A store records its layout's version (SchemaVersion). Open refuses a
+// store of another version with a *SchemaError: a newer one needs a newer
+// rollout; an older one (version 1, without checksums, whose checkpoints
+// may be blobs in the store and group chunks uncompressed) is upgraded in
+// place, once, by Migrate (rollout migrate), which is the only code that
+// reads the older layout.
 //
 // # Layout
 //
 // Buckets: meta (schema version), experiments (JSON by name), runs (JSON by
 // id), data/<run id>/{m,g,c}: metrics by big-endian step; groups in chunks
 // of about 1 MB keyed by step and first group index; checkpoints by step:
-// the reference to the step's state file (see Resume state; older builds
-// stored blobs by step and name, those over 1 MB in pieces of 1 MB).
-// Metric and group records use a compact binary encoding
-// (varints and raw little-endian float32 arrays); group chunks are stored
-// DEFLATE-compressed. A finished run's final policy, when its config asks
+// the reference to the step's state file (see Resume state). Metric and
+// group records use a compact binary encoding (varints and raw
+// little-endian float32 arrays); group chunks are stored
+// DEFLATE-compressed. Every value but the schema version is sealed: its
+// payload followed by the CRC-32C of its key and payload, which every read
+// verifies before decoding. A finished run's final policy, when its config asks
 // for it (train.save_final), is a checkpoint directory beside the store:
 // PATH.final/<run id> (FinalDir). Check of a store being written checks the
 // records of the writer's copy; bbolt's page check needs the writer gone.

@@ -65,3 +65,21 @@ func Example() {
 	// flat seed 1: eval/acc [0.23 0.46] at [1000 2000] tokens
 	// flat seed 2: eval/acc [0.215 0.43] at [1000 2000] tokens
 }
+
+// ExampleMigrate upgrades a store to the current schema in place (here
+// one already current, which it leaves untouched); a store of an older
+// schema is refused by Open with a *SchemaError saying to migrate it.
+func ExampleMigrate() {
+	dir, _ := os.MkdirTemp("", "tracking-migrate")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "rollout.db")
+	store, err := tracking.Open(path, tracking.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store.Close()
+	st, err := tracking.Migrate(path, tracking.Options{})
+	fmt.Printf("schema %d → %d, %d records sealed, %v\n", st.From, st.To, st.Records, err)
+	// Output: schema 2 → 2, 0 records sealed, <nil>
+}

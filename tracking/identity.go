@@ -1,8 +1,9 @@
+// This file: config identity, the variant configs an experiment name stands for and their key-by-key diff.
+
 package tracking
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -154,6 +155,12 @@ func (e *ConfigConflictError) Error() string {
 // configs were kept, those of its runs (each variant's runs must then
 // agree; a variant whose runs disagree is returned as a conflict).
 func recordedConfigs(tx *bolt.Tx, prev Experiment) (map[string]string, []VariantConflict, error) {
+	return runConfigs(tx, prev, decodeJSON)
+}
+
+// runConfigs is recordedConfigs with the decoder of run records (unsealed
+// ones in Migrate).
+func runConfigs(tx *bolt.Tx, prev Experiment, decode func(k, v []byte, r any) error) (map[string]string, []VariantConflict, error) {
 	if prev.Configs != nil {
 		return prev.Configs, nil, nil
 	}
@@ -162,8 +169,8 @@ func recordedConfigs(tx *bolt.Tx, prev Experiment) (map[string]string, []Variant
 	runs := tx.Bucket([]byte(bucketRuns))
 	err := runs.ForEach(func(k, v []byte) error {
 		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("run %s: decoding: %w", k, err)
+		if err := decode(k, v, &r); err != nil {
+			return fmt.Errorf("run %s: decoding its record: %w", k, err)
 		}
 		if r.Experiment != prev.Name || r.Config == "" {
 			return nil

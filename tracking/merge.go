@@ -2,7 +2,6 @@ package tracking
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -126,7 +125,7 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 		copied = true
 		data := dtx.Bucket([]byte(bucketData))
 		if old := data.Bucket([]byte(r.ID)); old != nil {
-			replaced = stateFilesOf(old.Bucket([]byte(bucketCheckpoints)))
+			replaced, _ = stateFilesOf(old.Bucket([]byte(bucketCheckpoints)))
 			if err := data.DeleteBucket([]byte(r.ID)); err != nil {
 				return err
 			}
@@ -150,7 +149,12 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 				db := dst.Bucket([]byte(name))
 				db.FillPercent = appendFill
 				err = sb.ForEach(func(k, v []byte) error {
-					if name == bucketCheckpoints && isRefKey(k) {
+					// Verified, not decoded: a damaged source record
+					// is not copied.
+					if _, err := unseal(k, v); err != nil {
+						return fmt.Errorf("%s record %x: %w", name, k, err)
+					}
+					if name == bucketCheckpoints {
 						file, err := s.copyRef(src, r.ID, k, v)
 						if err != nil {
 							return err
@@ -186,8 +190,11 @@ func (s *Store) mergeRun(src *Store, r Run) (bool, error) {
 // copyRef copies the state file a source checkpoint reference (key k,
 // value v) names into s (see copyStateFile) and returns its name.
 func (s *Store) copyRef(src *Store, runID string, k, v []byte) (string, error) {
-	step := int(binary.BigEndian.Uint64(k))
-	ref, err := decodeRef(runID, step, v)
+	step := 0
+	if len(k) >= 8 {
+		step = int(binary.BigEndian.Uint64(k))
+	}
+	ref, err := decodeRef(runID, step, k, v)
 	if err != nil {
 		return "", err
 	}
@@ -299,7 +306,7 @@ func Compact(path string, opts Options) (before, after int64, err error) {
 // text and creation time are kept; an unchanged record is not rewritten.
 func mergeExperimentInto(tx *bolt.Tx, b *bolt.Bucket, old []byte, e Experiment) error {
 	var prev Experiment
-	if err := json.Unmarshal(old, &prev); err != nil {
+	if err := decodeJSON([]byte(e.Name), old, &prev); err != nil {
 		return fmt.Errorf("decoding: %w", err)
 	}
 	merged, err := mergeExperiment(tx, prev, e)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -33,7 +32,7 @@ func (s *Store) Experiments() ([]Experiment, error) {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var e Experiment
-			if err := json.Unmarshal(v, &e); err != nil {
+			if err := decodeJSON(k, v, &e); err != nil {
 				return fmt.Errorf("experiment %q: decoding: %w", k, err)
 			}
 			out = append(out, e)
@@ -55,7 +54,7 @@ func (s *Store) Experiment(name string) (Experiment, error) {
 		if v == nil {
 			return fmt.Errorf("experiment %q: %w", name, ErrNotFound)
 		}
-		if err := json.Unmarshal(v, &e); err != nil {
+		if err := decodeJSON([]byte(name), v, &e); err != nil {
 			return fmt.Errorf("experiment %q: decoding: %w", name, err)
 		}
 		return nil
@@ -98,8 +97,8 @@ func (s *Store) Runs(experiment string) ([]Run, error) {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			var r Run
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("run %s: decoding: %w", k, err)
+			if err := decodeJSON(k, v, &r); err != nil {
+				return fmt.Errorf("run %s: decoding its record: %w", k, err)
 			}
 			if experiment == "" || r.Experiment == experiment {
 				out = append(out, s.shown(r))
@@ -188,7 +187,7 @@ func (s *Store) Metrics(runID string) ([]StepMetrics, error) {
 			return err
 		}
 		return b.ForEach(func(k, v []byte) error {
-			m, err := decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+			m, err := decodeMetrics(k, v)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
@@ -208,9 +207,13 @@ func (s *Store) MetricNames(runID string) ([]string, error) {
 			return err
 		}
 		return b.ForEach(func(k, v []byte) error {
-			_, _, d, n, err := metricsHeader(v)
+			step, payload, err := metricsPayload(k, v)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
+			}
+			_, _, d, n, err := metricsHeader(payload)
+			if err != nil {
+				return fmt.Errorf("run %s step %d: %w", runID, step, err)
 			}
 			for range n {
 				name := d.Bytes("metric name")
@@ -219,7 +222,10 @@ func (s *Store) MetricNames(runID string) ([]string, error) {
 					seen[string(name)] = true
 				}
 			}
-			return d.Err()
+			if d.Err() != nil {
+				return fmt.Errorf("run %s step %d: decoding metrics: %w", runID, step, d.Err())
+			}
+			return nil
 		})
 	})
 	names := make([]string, 0, len(seen))
@@ -267,11 +273,10 @@ func (s *Store) seriesMany(runID string, metrics []string) ([]Series, error) {
 			return err
 		}
 		return b.ForEach(func(k, v []byte) error {
-			tokens, elapsed, err := lookupMetrics(v, metrics, vals, found)
+			step, tokens, elapsed, err := lookupMetrics(k, v, metrics, vals, found)
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			step := int(binary.BigEndian.Uint64(k))
 			for i := range metrics {
 				if found[i] {
 					s := &out[i]
@@ -302,7 +307,7 @@ func (s *Store) Groups(runID string, step int) ([]record.Group, error) {
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			err = s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
+			err = s.codec.eachInChunk(k, first, v, func(index int, enc []byte) error {
 				var g record.Group
 				if err := record.Decode(enc, &g); err != nil {
 					return fmt.Errorf("group %d: %w", index, err)
@@ -343,16 +348,20 @@ func (s *Store) Group(runID string, step, index int) (record.Group, error) {
 		if err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}
-		return s.codec.eachInChunk(first, v, func(i int, enc []byte) error {
+		err = s.codec.eachInChunk(k, first, v, func(i int, enc []byte) error {
 			if i != index {
 				return nil
 			}
 			found = true
 			if err := record.Decode(enc, &g); err != nil {
-				return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
+				return fmt.Errorf("group %d: %w", index, err)
 			}
 			return nil
 		})
+		if err != nil {
+			return fmt.Errorf("run %s step %d: %w", runID, step, err)
+		}
+		return nil
 	})
 	if err == nil && !found {
 		err = fmt.Errorf("run %s: step %d has no group %d: %w", runID, step, index, ErrNotFound)
@@ -374,92 +383,70 @@ func (s *Store) EachGroup(runID string, fn func(step, index int, g *record.Group
 			if err != nil {
 				return fmt.Errorf("run %s: %w", runID, err)
 			}
-			return s.codec.eachInChunk(first, v, func(index int, enc []byte) error {
+			var fnErr error
+			err = s.codec.eachInChunk(k, first, v, func(index int, enc []byte) error {
 				if err := record.Decode(enc, &g); err != nil {
-					return fmt.Errorf("run %s step %d group %d: %w", runID, step, index, err)
+					return fmt.Errorf("group %d: %w", index, err)
 				}
-				return fn(step, index, &g)
+				fnErr = fn(step, index, &g)
+				return fnErr
 			})
+			if err != nil && err != fnErr {
+				return fmt.Errorf("run %s step %d: %w", runID, step, err)
+			}
+			return err
 		})
 	})
 }
 
-// Checkpoint returns the blobs saved at one step of a run: read from the
-// step's resume state file (verified against its size and SHA-256), or,
-// in a store written by an older build, from the store itself.
+// Checkpoint returns the blobs saved at one step of a run, read from the
+// step's resume state file (verified against its size and SHA-256).
 func (s *Store) Checkpoint(runID string, step int) ([]Blob, error) {
-	var out []Blob
 	var ref *stateRef
 	err := s.view(func(tx *bolt.Tx) error {
 		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
-		out, ref, err = readCheckpoint(b, runID, stepKey(step))
-		if err == nil && out == nil && ref == nil {
+		k := refKey(step)
+		v := b.Get(k)
+		if v == nil {
 			return fmt.Errorf("run %s: checkpoint at step %d: %w", runID, step, ErrNotFound)
 		}
+		r, err := decodeRef(runID, step, k, v)
+		ref = &r
 		return err
 	})
-	if err == nil && ref != nil {
-		out, err = readStateFile(s.path, runID, step, *ref)
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	return readStateFile(s.path, runID, step, *ref)
 }
 
 // LatestCheckpoint returns the newest checkpoint of a run and its step
 // (read as Checkpoint reads one).
 func (s *Store) LatestCheckpoint(runID string) (step int, blobs []Blob, err error) {
-	var ref *stateRef
+	var ref stateRef
 	err = s.view(func(tx *bolt.Tx) error {
 		b, err := s.runData(tx, runID, bucketCheckpoints)
 		if err != nil {
 			return err
 		}
-		k, _ := b.Cursor().Last()
+		k, v := b.Cursor().Last()
 		if k == nil {
 			return fmt.Errorf("run %s: no checkpoint: %w", runID, ErrNotFound)
 		}
-		prefix := bytes.Clone(k[:8])
-		step = int(binary.BigEndian.Uint64(prefix))
-		blobs, ref, err = readCheckpoint(b, runID, prefix)
+		if len(k) >= 8 {
+			step = int(binary.BigEndian.Uint64(k))
+		}
+		ref, err = decodeRef(runID, step, k, v)
 		return err
 	})
-	if err == nil && ref != nil {
-		blobs, err = readStateFile(s.path, runID, step, *ref)
+	if err != nil {
+		return step, nil, err
 	}
+	blobs, err = readStateFile(s.path, runID, step, ref)
 	return step, blobs, err
-}
-
-// readCheckpoint reads the checkpoint at a step (prefix): the reference
-// of its state file, or the blobs an older build stored in the bucket,
-// joining the pieces of blobs stored in pieces (key: step, name, a zero
-// byte and the big-endian piece index), which follow each other in key
-// order. Both are nil when the step has none.
-func readCheckpoint(b *bolt.Bucket, runID string, prefix []byte) ([]Blob, *stateRef, error) {
-	var out []Blob
-	c := b.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if isRefKey(k) {
-			ref, err := decodeRef(runID, int(binary.BigEndian.Uint64(prefix)), v)
-			if err != nil {
-				return nil, nil, err
-			}
-			return nil, &ref, nil
-		}
-		name := k[len(prefix):]
-		piece := false
-		if i := bytes.IndexByte(name, 0); i >= 0 {
-			name, piece = name[:i], true
-		}
-		if piece && len(out) > 0 && out[len(out)-1].Name == string(name) {
-			last := &out[len(out)-1]
-			last.Data = append(last.Data, v...)
-			continue
-		}
-		out = append(out, Blob{Name: string(name), Data: bytes.Clone(v)})
-	}
-	return out, nil, nil
 }
 
 // LastMetrics returns the metric record of a run's last committed step.
@@ -474,7 +461,7 @@ func (s *Store) LastMetrics(runID string) (StepMetrics, error) {
 		if k == nil {
 			return fmt.Errorf("run %s: no step committed: %w", runID, ErrNotFound)
 		}
-		m, err = decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+		m, err = decodeMetrics(k, v)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", runID, err)
 		}

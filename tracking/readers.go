@@ -1,9 +1,13 @@
+// This file: reader snapshots, copied by the writer (or of the whole file) for read-only opens of a store being written.
+
 package tracking
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +16,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
 // ReadScope says what a read-only open of a store being written asks the
@@ -200,8 +206,8 @@ func (s *Store) copyRunData(tx *bolt.Tx, c *copier, sc ReadScope) error {
 	names := sc.buckets()
 	return runs.ForEach(func(k, v []byte) error {
 		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("run %s: decoding: %w", k, err)
+		if err := decodeJSON(k, v, &r); err != nil {
+			return fmt.Errorf("run %s: decoding its record: %w", k, err)
 		}
 		rb := data.Bucket(k)
 		if !sc.selects(r) || rb == nil {
@@ -246,6 +252,16 @@ func (c *copier) bucket(src *bolt.Bucket, path ...string) error {
 		c.size += len(k) + len(v)
 		return dst.Put(k, v)
 	})
+}
+
+// put writes one key/value into the bucket at path, created as needed.
+func (c *copier) put(path []string, k, v []byte) error {
+	dst, err := c.dst(path)
+	if err != nil {
+		return err
+	}
+	c.size += len(k) + len(v)
+	return dst.Put(k, v)
 }
 
 // dst returns the bucket at path in the current transaction, after
@@ -360,3 +376,103 @@ func requestSnapshot(path string, sc ReadScope, wait time.Duration, holder *Lock
 
 // errNotServed is requestSnapshot's error when no writer took the request.
 var errNotServed = errors.New("no writer answered the snapshot request")
+
+// snapshotProbe is how long a read-only open waits for the lock before it
+// reads a snapshot instead: not at all (bbolt tries once when the timeout
+// is below its 50 ms retry interval), since only a writer excludes readers
+// and writers hold the lock for a whole run.
+const snapshotProbe = time.Nanosecond
+
+// Snapshot reports whether the store is a snapshot copy read while another
+// process was writing, and who that writer is (nil if unknown). A snapshot
+// holds every step committed when it was taken.
+func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
+	return s.snapshot != "", s.holder
+}
+
+// takeSnapshot asks the writer for a snapshot of Options.Scope (see
+// serveReaders). When the writer does not answer (an older build, which
+// holds its next commit meanwhile), cannot be asked (a directory this user
+// cannot write) or fails (a writer of another user cannot write this
+// user's file), the whole file is copied instead.
+func (s *Store) takeSnapshot() error {
+	sc := everything()
+	if s.opts.Scope != nil {
+		sc = *s.opts.Scope
+	}
+	var err error
+	s.snapshot, err = requestSnapshot(s.path, sc, s.opts.Timeout, s.holder)
+	if err == nil {
+		s.scope = &sc
+		return nil
+	}
+	req := snapshotRequestPath(s.path)
+	if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
+		defer os.Remove(req)
+	}
+	var ferr error
+	s.snapshot, ferr = snapshotCopy(s.path, s.opts.Timeout)
+	switch {
+	case ferr == nil:
+		return nil
+	case errors.Is(err, errNotServed):
+		return ferr
+	}
+	return fmt.Errorf("%w; then copying the whole file: %v", err, ferr)
+}
+
+// snapshotRequestPath is the file a reader creates while it copies the
+// whole file of a store whose writer did not answer its snapshot request:
+// writers of older builds hold their next commit until the file is gone.
+func snapshotRequestPath(path string) string { return path + ".snapshot-request" }
+
+// snapshotCopy copies a store that a writer may be committing to. bbolt
+// never overwrites a page reachable from the newest committed meta page
+// and each commit rewrites a meta page with a higher transaction id, so a
+// copy during which both meta pages stayed byte-identical holds a
+// consistent store as of that commit. It retries until that holds or the
+// time budget is spent (at least three attempts). The caller's snapshot
+// request makes the writer hold its commits meanwhile, so the second
+// attempt succeeds unless the writer is an older build or stuck mid-commit.
+func snapshotCopy(path string, budget time.Duration) (string, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	dst, err := os.CreateTemp("", "rollout-snapshot-*.db")
+	if err != nil {
+		return "", fmt.Errorf("creating snapshot file: %w", err)
+	}
+	defer dst.Close()
+	deadline := time.Now().Add(budget)
+	attempts := 0
+	for ; attempts < 3 || time.Now().Before(deadline); attempts++ {
+		before, err := boltfile.ReadMetaPages(src)
+		if err != nil {
+			os.Remove(dst.Name())
+			return "", err
+		}
+		if _, err := dst.Seek(0, io.SeekStart); err == nil {
+			err = dst.Truncate(0)
+		}
+		if err == nil {
+			_, err = src.Seek(0, io.SeekStart)
+		}
+		if err == nil {
+			// File to file: Linux copies in the kernel (copy_file_range),
+			// as a reflink on file systems that have them.
+			_, err = io.Copy(dst, src)
+		}
+		if err != nil {
+			os.Remove(dst.Name())
+			return "", fmt.Errorf("copying snapshot: %w", err)
+		}
+		after, err := boltfile.ReadMetaPages(src)
+		if err == nil && bytes.Equal(before, after) {
+			return dst.Name(), nil
+		}
+	}
+	os.Remove(dst.Name())
+	return "", fmt.Errorf("the writer committed during each of %d copies in %s", attempts, budget)
+}

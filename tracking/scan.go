@@ -60,12 +60,17 @@ func (s *Store) FormatGroups(w io.Writer, runs []Run, newFormatter func() GroupF
 				for i, raw := range job.raws {
 					step, first, err := parseGroupKey(job.keys[i])
 					if err == nil {
-						err = s.codec.eachInChunk(first, raw, func(index int, enc []byte) error {
+						var fmtErr error
+						err = s.codec.eachInChunk(job.keys[i], first, raw, func(index int, enc []byte) error {
 							if err := record.Decode(enc, &g); err != nil {
-								return fmt.Errorf("step %d group %d: %w", step, index, err)
+								return fmt.Errorf("group %d: %w", index, err)
 							}
-							return f.Group(job.run, step, index, &g)
+							fmtErr = f.Group(job.run, step, index, &g)
+							return fmtErr
 						})
+						if err != nil && err != fmtErr {
+							err = fmt.Errorf("step %d: %w", step, err)
+						}
 					}
 					if err != nil {
 						job.err = fmt.Errorf("run %s: %w", job.run.ID, err)

@@ -1,3 +1,5 @@
+// This file: resume state files, the checkpoints of unfinished runs beside the store.
+
 package tracking
 
 import (
@@ -24,14 +26,13 @@ import (
 // file beside the store, PATH.ckpt/<run id>/<step>-<random>.bin, not in
 // the bbolt file: the step's commit records only a reference to it (its
 // file name, size and SHA-256) under the key step+0x00 of the run's
-// checkpoint bucket, which no blob key can be (blob names are not empty
-// and hold no zero byte). The file is written to a temporary name,
+// checkpoint bucket (a sealed record, see seal). The file is written to a temporary name,
 // fsynced, renamed and its directory fsynced before the transaction that
 // names it commits; a file that no committed reference names is an orphan,
 // deleted when a writer opens the store. Files of references deleted by a
 // commit (KeepCheckpoints, RewindRun, EndRun of a finished run) are deleted
-// after it. Blobs that older builds stored in the bucket itself are still
-// read.
+// after it. (Stores of schema version 1 may hold blobs in the bucket
+// itself: Migrate moves them into state files.)
 
 // stateSuffix names the directory beside a store that holds its runs'
 // resume state files.
@@ -51,7 +52,7 @@ type stateRef struct {
 func refKey(step int) []byte { return append(stepKey(step), 0) }
 
 // isRefKey reports whether a checkpoint bucket key is a state file
-// reference (refKey) rather than a blob stored in the bucket.
+// reference (refKey): in a store of schema version 1 it may be a blob.
 func isRefKey(k []byte) bool { return len(k) == 9 && k[8] == 0 }
 
 // StateDir is the directory that holds the resume state files of run runID
@@ -258,11 +259,15 @@ func verifyState(b []byte, ref stateRef) string {
 	return ""
 }
 
-// decodeRef decodes a state file reference (the value of a refKey).
-func decodeRef(runID string, step int, v []byte) (stateRef, error) {
+// decodeRef decodes a state file reference (the sealed value v of key k,
+// a refKey).
+func decodeRef(runID string, step int, k, v []byte) (stateRef, error) {
 	var ref stateRef
-	if err := json.Unmarshal(v, &ref); err != nil {
-		return ref, fmt.Errorf("run %s: resume state reference of step %d: %w", runID, step, err)
+	if !isRefKey(k) {
+		return ref, fmt.Errorf("run %s: checkpoint key %x of step %d: not a resume state reference: %w", runID, k, step, errCorrupt)
+	}
+	if err := decodeJSON(k, v, &ref); err != nil {
+		return ref, fmt.Errorf("run %s step %d: resume state reference: %w", runID, step, err)
 	}
 	if ref.File == "" || ref.File != filepath.Base(ref.File) || ref.File[0] == '.' {
 		return ref, fmt.Errorf("run %s: resume state reference of step %d names %q: not a file name: %w", runID, step, ref.File, errCorrupt)
@@ -270,13 +275,23 @@ func decodeRef(runID string, step int, v []byte) (stateRef, error) {
 	return ref, nil
 }
 
-// putStateRef records a step's state file reference.
+// putStateRef records a step's state file reference, sealed.
 func putStateRef(cb *bolt.Bucket, step int, ref stateRef) error {
 	raw, err := json.Marshal(ref)
 	if err != nil {
 		return err
 	}
-	return cb.Put(refKey(step), raw)
+	return putSealed(cb, refKey(step), raw)
+}
+
+// refFile is the state file a checkpoint bucket's key k and value v name,
+// "" when they are not an intact reference (those name no file to delete).
+func refFile(k, v []byte) string {
+	var ref stateRef
+	if !isRefKey(k) || decodeJSON(k, v, &ref) != nil {
+		return ""
+	}
+	return ref.File
 }
 
 // removeStateFiles deletes state files of a run whose references a
@@ -289,22 +304,23 @@ func removeStateFiles(storePath, runID string, files []string) {
 	}
 }
 
-// stateFilesOf returns the state files named by a run's checkpoint bucket.
-func stateFilesOf(cb *bolt.Bucket) []string {
+// stateFilesOf returns the state files named by a run's checkpoint bucket;
+// intact is false when a record of the bucket is damaged (it may name a
+// file too).
+func stateFilesOf(cb *bolt.Bucket) (files []string, intact bool) {
 	if cb == nil {
-		return nil
+		return nil, true
 	}
-	var out []string
+	intact = true
 	cb.ForEach(func(k, v []byte) error {
-		if isRefKey(k) {
-			var ref stateRef
-			if json.Unmarshal(v, &ref) == nil && ref.File != "" {
-				out = append(out, ref.File)
-			}
+		if f := refFile(k, v); f != "" {
+			files = append(files, f)
+		} else {
+			intact = false
 		}
 		return nil
 	})
-	return out
+	return files, intact
 }
 
 // cleanStateOrphans deletes from PATH.ckpt every file that no committed
@@ -319,6 +335,7 @@ func (s *Store) cleanStateOrphans() {
 		return
 	}
 	named := map[string]map[string]bool{}
+	keep := map[string]bool{} // directories of runs with a damaged reference
 	err = s.view(func(tx *bolt.Tx) error {
 		data := tx.Bucket([]byte(bucketData))
 		for _, d := range dirs {
@@ -328,7 +345,14 @@ func (s *Store) cleanStateOrphans() {
 			}
 			if rb := data.Bucket([]byte(id)); rb != nil {
 				set := map[string]bool{}
-				for _, f := range stateFilesOf(rb.Bucket([]byte(bucketCheckpoints))) {
+				files, intact := stateFilesOf(rb.Bucket([]byte(bucketCheckpoints)))
+				if !intact {
+					// A damaged reference: no file of the run is known
+					// to be an orphan. Check reports the damage.
+					keep[d.Name()] = true
+					continue
+				}
+				for _, f := range files {
 					set[f] = true
 				}
 				named[d.Name()] = set
@@ -340,6 +364,9 @@ func (s *Store) cleanStateOrphans() {
 		return // a damaged store: delete nothing
 	}
 	for _, d := range dirs {
+		if keep[d.Name()] {
+			continue
+		}
 		dir := filepath.Join(root, d.Name())
 		set := named[d.Name()]
 		if len(set) == 0 {

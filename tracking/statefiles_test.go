@@ -2,15 +2,12 @@ package tracking
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // stateFiles lists the files of a run's StateDir, sorted.
@@ -174,80 +171,6 @@ func TestStateOrphansDeletedOnOpen(t *testing.T) {
 	}
 	if _, blobs, err := s.LatestCheckpoint("live"); err != nil || string(blobs[0].Data) != "live" {
 		t.Errorf("live run's checkpoint after the cleanup: %v %v", blobs, err)
-	}
-}
-
-// checkpointPiece is the size of the pieces in which older builds stored
-// a large checkpoint blob in the bucket (see pieceKey); this build writes
-// state files (StateDir) and still reads such blobs.
-const checkpointPiece = 1 << 20
-
-// pieceKey is the key of piece i of a blob stored in pieces: the step, the
-// name, a zero byte (names have none) and the big-endian piece index.
-func pieceKey(step int, name string, i int) []byte {
-	k := append(stepKey(step), name...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, uint32(i))
-}
-
-// putOldCheckpoint stores blobs in the checkpoint bucket as older builds
-// did (large ones in pieces of checkpointPiece bytes).
-func putOldCheckpoint(t *testing.T, s *Store, runID string, step int, blobs []Blob) {
-	t.Helper()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		cb := tx.Bucket([]byte(bucketData)).Bucket([]byte(runID)).Bucket([]byte(bucketCheckpoints))
-		for _, b := range blobs {
-			if len(b.Data) <= checkpointPiece {
-				if err := cb.Put(append(stepKey(step), b.Name...), b.Data); err != nil {
-					return err
-				}
-				continue
-			}
-			for i := 0; i*checkpointPiece < len(b.Data); i++ {
-				piece := b.Data[i*checkpointPiece : min((i+1)*checkpointPiece, len(b.Data))]
-				if err := cb.Put(pieceKey(step, b.Name, i), piece); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-// A store whose checkpoints an older build kept as blobs in the bucket
-// still resumes from them; the next state is a file and the blobs are
-// pruned (KeepCheckpoints 1).
-func TestOldBlobCheckpointsStillRead(t *testing.T) {
-	s, path := newStore(t, Options{NoSync: true, KeepCheckpoints: 1})
-	addRun(t, s, "e", "r", "flat", 1)
-	if err := s.CommitStep("r", StepRecord{Step: 0}); err != nil {
-		t.Fatal(err)
-	}
-	old := []Blob{{Name: "state", Data: stateBlob(1, 0, 2_500_000)}, {Name: "x", Data: []byte{7}}}
-	putOldCheckpoint(t, s, "r", 0, old)
-	for name, read := range map[string]func() ([]Blob, error){
-		"LatestCheckpoint": func() ([]Blob, error) { _, b, err := s.LatestCheckpoint("r"); return b, err },
-		"Checkpoint":       func() ([]Blob, error) { return s.Checkpoint("r", 0) },
-	} {
-		blobs, err := read()
-		if err != nil || len(blobs) != 2 || !bytes.Equal(blobs[0].Data, old[0].Data) || !bytes.Equal(blobs[1].Data, old[1].Data) {
-			t.Errorf("%s of an old blob checkpoint: %d blobs, %v", name, len(blobs), err)
-		}
-	}
-	if err := s.CommitStep("r", StepRecord{Step: 1, Checkpoint: []Blob{{Name: "state", Data: []byte("new")}}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Checkpoint("r", 0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("old blob checkpoint after a new one with KeepCheckpoints 1: %v, want pruned", err)
-	}
-	if step, blobs, err := s.LatestCheckpoint("r"); err != nil || step != 1 || string(blobs[0].Data) != "new" {
-		t.Errorf("latest checkpoint %d %v %v", step, blobs, err)
-	}
-	if n := len(stateFiles(t, path, "r")); n != 1 {
-		t.Errorf("%d state files, want 1", n)
 	}
 }
 

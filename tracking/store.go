@@ -1,40 +1,29 @@
+// This file: opening and closing a store, its options and schema version.
+
 package tracking
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
-
-	"github.com/rollout-rl/rollout/search/record"
 )
 
-// SchemaVersion is the layout version of stores this package writes. A
-// store with a higher version is refused.
-const SchemaVersion = 1
+// SchemaVersion is the layout version of stores this package writes and
+// reads. A store with a higher version is refused; one with a lower
+// version is refused too, with an error that says to migrate it (Migrate,
+// rollout migrate). Version 2 seals every record with a checksum (see
+// seal); version 1 stores, written before, have none and may hold
+// uncompressed group chunks and checkpoints stored as blobs.
+const SchemaVersion = 2
 
 // DefaultTimeout is how long Open waits for the file lock by default.
 const DefaultTimeout = 2 * time.Second
-
-// snapshotProbe is how long a read-only open waits for the lock before it
-// reads a snapshot instead: not at all (bbolt tries once when the timeout
-// is below its 50 ms retry interval), since only a writer excludes readers
-// and writers hold the lock for a whole run.
-const snapshotProbe = time.Nanosecond
 
 // Bucket and key names. Per-run data lives in data/<run id>/{m,g,c}.
 const (
@@ -48,39 +37,9 @@ const (
 	keySchema         = "schema"
 )
 
-// ErrLocked is matched (errors.Is) by the error of an open that found the
-// store locked by another process.
-var ErrLocked = errors.New("store is locked by another process")
-
 // ErrNotFound is matched by errors for missing experiments, runs, steps
 // and checkpoints.
 var ErrNotFound = errors.New("not found")
-
-// ErrDamaged is matched (errors.Is) by the errors of operations that found
-// the store's file damaged (a *DamagedError).
-var ErrDamaged = errors.New("store file is damaged")
-
-// DamagedError reports a store file that cannot be read safely: shorter
-// than its last commit needs (truncated), or with pages bbolt refuses.
-type DamagedError struct {
-	Path string
-	// Problem says what is wrong, e.g. "the file is 4096 bytes, its last
-	// commit needs 1048576 (256 pages of 4096 bytes): truncated".
-	Problem string
-	// Err is the error that revealed the damage, if any.
-	Err error
-}
-
-// Error names the file, says what is damaged and what to do.
-func (e *DamagedError) Error() string {
-	return fmt.Sprintf("store %s is damaged: %s: restore it from a copy (rollout check --store %s lists what is damaged)", e.Path, e.Problem, e.Path)
-}
-
-// Is makes errors.Is(err, ErrDamaged) true.
-func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
-
-// Unwrap returns the error that revealed the damage.
-func (e *DamagedError) Unwrap() error { return e.Err }
 
 // Options configure Open.
 type Options struct {
@@ -106,48 +65,19 @@ type Options struct {
 	NoSync bool
 }
 
-// LockInfo says which process holds a store open for writing. The writer
-// leaves it in PATH.lock-info while it holds the lock.
-type LockInfo struct {
-	PID     int       `json:"pid"`
-	Host    string    `json:"host"`
-	Command string    `json:"command"`
-	Since   time.Time `json:"since"`
-}
-
-// String describes the holder, e.g. "pid 42 on host a (rollout run q.yaml) since 12:00:01 UTC".
-func (l LockInfo) String() string {
-	return fmt.Sprintf("pid %d on host %s (%s) since %s", l.PID, l.Host, l.Command, l.Since.UTC().Format(time.DateTime+" MST"))
-}
-
-// LockedError is returned when another process holds the store's lock.
-type LockedError struct {
-	Path string
-	// Holder describes the process holding the lock, nil if unknown.
-	Holder *LockInfo
-	Waited time.Duration
-}
-
-// Error names the store, the holder when known, and the time waited.
-func (e *LockedError) Error() string {
-	who := "another process (no writer recorded in " + filepath.Base(lockInfoPath(e.Path)) + ": likely a reading command such as report or export)"
-	if e.Holder != nil {
-		who = e.Holder.String()
-	}
-	return fmt.Sprintf("store %s is locked by %s; gave up after %s: wait for that process to finish or stop it", e.Path, who, e.Waited.Round(time.Millisecond))
-}
-
-// Is makes errors.Is(err, ErrLocked) true.
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }
-
-// SchemaError reports a store written by a newer version of rollout.
+// SchemaError reports a store written by a newer version of rollout, or
+// by an older one (Found < Supported: Migrate upgrades it).
 type SchemaError struct {
 	Path             string
 	Found, Supported int
 }
 
-// Error says which version the store has and which this build reads.
+// Error says which version the store has, which this build reads and
+// what to do.
 func (e *SchemaError) Error() string {
+	if e.Found < e.Supported {
+		return fmt.Sprintf("store %s has schema version %d, older than the %d this rollout reads: run rollout migrate --store %s once to upgrade it in place (it adds a checksum to every record)", e.Path, e.Found, e.Supported, e.Path)
+	}
 	return fmt.Sprintf("store %s has schema version %d, newer than the %d this rollout reads: upgrade rollout to open it", e.Path, e.Found, e.Supported)
 }
 
@@ -333,13 +263,6 @@ func openReadOnly(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func describeHolder(h *LockInfo) string {
-	if h == nil {
-		return "writer unknown"
-	}
-	return "by " + h.String()
-}
-
 // openError turns bbolt's open errors into ones a user can act on.
 func openError(path string, err error, waited time.Duration) error {
 	var de *DamagedError
@@ -381,26 +304,36 @@ func (s *Store) initSchema(tx *bolt.Tx) error {
 	return nil
 }
 
-// checkSchema refuses stores of a newer schema. A store without a meta
-// bucket is empty (read-only opens of a fresh file).
+// checkSchema refuses stores of another schema than SchemaVersion. A
+// store without a meta bucket is empty (read-only opens of a fresh file).
 func (s *Store) checkSchema(tx *bolt.Tx) error {
+	found, err := schemaOf(tx, s.path)
+	if err != nil || found == 0 {
+		return err
+	}
+	if found != SchemaVersion {
+		return &SchemaError{Path: s.path, Found: found, Supported: SchemaVersion}
+	}
+	return nil
+}
+
+// schemaOf returns the schema version of the store (at path, for errors)
+// that tx reads; 0 for an empty file.
+func schemaOf(tx *bolt.Tx, path string) (int, error) {
 	meta := tx.Bucket([]byte(bucketMeta))
 	if meta == nil {
 		empty := true
 		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
 		if !empty {
-			return fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", s.path)
+			return 0, fmt.Errorf("opening store %s: a bbolt file without rollout's meta bucket: not a rollout store", path)
 		}
-		return nil
+		return 0, nil
 	}
 	v := meta.Get([]byte(keySchema))
 	if len(v) != 4 {
-		return fmt.Errorf("opening store %s: schema version key is %d bytes, want 4: damaged store", s.path, len(v))
+		return 0, fmt.Errorf("opening store %s: schema version key is %d bytes, want 4: damaged store", path, len(v))
 	}
-	if found := int(binary.BigEndian.Uint32(v)); found > SchemaVersion {
-		return &SchemaError{Path: s.path, Found: found, Supported: SchemaVersion}
-	}
-	return nil
+	return int(binary.BigEndian.Uint32(v)), nil
 }
 
 // Path returns the path the store was opened at.
@@ -408,44 +341,6 @@ func (s *Store) Path() string { return s.path }
 
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.opts.ReadOnly }
-
-// Snapshot reports whether the store is a snapshot copy read while another
-// process was writing, and who that writer is (nil if unknown). A snapshot
-// holds every step committed when it was taken.
-func (s *Store) Snapshot() (isSnapshot bool, writer *LockInfo) {
-	return s.snapshot != "", s.holder
-}
-
-// takeSnapshot asks the writer for a snapshot of Options.Scope (see
-// serveReaders). When the writer does not answer (an older build, which
-// holds its next commit meanwhile), cannot be asked (a directory this user
-// cannot write) or fails (a writer of another user cannot write this
-// user's file), the whole file is copied instead.
-func (s *Store) takeSnapshot() error {
-	sc := everything()
-	if s.opts.Scope != nil {
-		sc = *s.opts.Scope
-	}
-	var err error
-	s.snapshot, err = requestSnapshot(s.path, sc, s.opts.Timeout, s.holder)
-	if err == nil {
-		s.scope = &sc
-		return nil
-	}
-	req := snapshotRequestPath(s.path)
-	if werr := os.WriteFile(req, []byte(strconv.Itoa(os.Getpid())), 0o644); werr == nil {
-		defer os.Remove(req)
-	}
-	var ferr error
-	s.snapshot, ferr = snapshotCopy(s.path, s.opts.Timeout)
-	switch {
-	case ferr == nil:
-		return nil
-	case errors.Is(err, errNotServed):
-		return ferr
-	}
-	return fmt.Errorf("%w; then copying the whole file: %v", err, ferr)
-}
 
 // Close closes the store, releasing its lock.
 func (s *Store) Close() error {
@@ -473,307 +368,7 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func lockInfoPath(path string) string { return path + ".lock-info" }
-
-// snapshotRequestPath is the file a reader creates while it copies the
-// whole file of a store whose writer did not answer its snapshot request:
-// writers of older builds hold their next commit until the file is gone.
-func snapshotRequestPath(path string) string { return path + ".snapshot-request" }
-
-func currentProcess() LockInfo {
-	host, _ := os.Hostname()
-	args := make([]string, len(os.Args))
-	for i, a := range os.Args {
-		if i == 0 {
-			a = filepath.Base(a)
-		}
-		if strings.ContainsAny(a, " \t\"'") {
-			a = fmt.Sprintf("%q", a)
-		}
-		args[i] = a
-	}
-	return LockInfo{PID: os.Getpid(), Host: host, Command: strings.Join(args, " "), Since: time.Now().UTC().Truncate(time.Second)}
-}
-
-// writeLockInfo writes the sidecar atomically (temp file + rename).
-func writeLockInfo(path string, info LockInfo) error {
-	b, err := json.Marshal(info)
-	if err != nil {
-		return err
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", lockInfoPath(path), info.PID)
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, lockInfoPath(path))
-}
-
-func readLockInfo(path string) *LockInfo {
-	b, err := os.ReadFile(lockInfoPath(path))
-	if err != nil {
-		return nil
-	}
-	var info LockInfo
-	if json.Unmarshal(b, &info) != nil || info.PID == 0 {
-		return nil
-	}
-	if host, _ := os.Hostname(); info.Host == host && !processAlive(info.PID) {
-		return nil // left by a writer that was killed
-	}
-	return &info
-}
-
-// processAlive reports whether a process with that id exists on this host
-// (true when it cannot tell).
-func processAlive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	return !errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
-}
-
-// removeLockInfo removes the sidecar if it is still ours.
-func removeLockInfo(path string, info LockInfo) {
-	if cur := readLockInfo(path); cur != nil && cur.PID == info.PID && cur.Since.Equal(info.Since) && cur.Host == info.Host {
-		os.Remove(lockInfoPath(path))
-	}
-}
-
-// snapshotCopy copies a store that a writer may be committing to. bbolt
-// never overwrites a page reachable from the newest committed meta page
-// and each commit rewrites a meta page with a higher transaction id, so a
-// copy during which both meta pages stayed byte-identical holds a
-// consistent store as of that commit. It retries until that holds or the
-// time budget is spent (at least three attempts). The caller's snapshot
-// request makes the writer hold its commits meanwhile, so the second
-// attempt succeeds unless the writer is an older build or stuck mid-commit.
-func snapshotCopy(path string, budget time.Duration) (string, error) {
-	src, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	dst, err := os.CreateTemp("", "rollout-snapshot-*.db")
-	if err != nil {
-		return "", fmt.Errorf("creating snapshot file: %w", err)
-	}
-	defer dst.Close()
-	deadline := time.Now().Add(budget)
-	attempts := 0
-	for ; attempts < 3 || time.Now().Before(deadline); attempts++ {
-		before, err := readMetaPages(src)
-		if err != nil {
-			os.Remove(dst.Name())
-			return "", err
-		}
-		if _, err := dst.Seek(0, io.SeekStart); err == nil {
-			err = dst.Truncate(0)
-		}
-		if err == nil {
-			_, err = src.Seek(0, io.SeekStart)
-		}
-		if err == nil {
-			// File to file: Linux copies in the kernel (copy_file_range),
-			// as a reflink on file systems that have them.
-			_, err = io.Copy(dst, src)
-		}
-		if err != nil {
-			os.Remove(dst.Name())
-			return "", fmt.Errorf("copying snapshot: %w", err)
-		}
-		after, err := readMetaPages(src)
-		if err == nil && bytes.Equal(before, after) {
-			return dst.Name(), nil
-		}
-	}
-	os.Remove(dst.Name())
-	return "", fmt.Errorf("the writer committed during each of %d copies in %s", attempts, budget)
-}
-
-// readMetaPages returns bbolt's two meta pages (pages 0 and 1). The page
-// size is read from meta page 0: page header (16 bytes), magic (4),
-// version (4), page size (4).
-func readMetaPages(f *os.File) ([]byte, error) {
-	hdr := make([]byte, 28)
-	if _, err := f.ReadAt(hdr, 0); err != nil {
-		return nil, fmt.Errorf("reading meta page: %w", err)
-	}
-	pageSize := int(binary.LittleEndian.Uint32(hdr[24:]))
-	if pageSize < 512 || pageSize > 1<<20 {
-		return nil, fmt.Errorf("meta page: page size %d: not a bbolt file", pageSize)
-	}
-	b := make([]byte, 2*pageSize)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("reading meta pages: %w", err)
-	}
-	return b, nil
-}
-
-// bbolt's meta page, as rollout reads it: after the 16-byte page header
-// come magic (4 bytes), version (4), page size (4), flags (4), root bucket
-// (16), freelist page id (8), high-water page id pgid (8), transaction id
-// (8) and a 64-bit FNV-1a checksum of the 56 bytes before it; native byte
-// order, little endian on every platform rollout builds for.
-const (
-	metaMagic   = 0xED0CDAED
-	metaVersion = 2
-	metaEnd     = 16 + 64 // page header + meta up to and including the checksum
-)
-
-// truncation is the cause of a DamagedError for a file shorter than its
-// last commit needs.
-type truncation struct{ size, need int64 }
-
-func (t *truncation) Error() string {
-	return fmt.Sprintf("file of %d bytes truncated from at least %d", t.size, t.need)
-}
-
-// metaPage is what checkFileSize needs of a meta page.
-type metaPage struct {
-	pageSize   int
-	pgid, txid uint64
-}
-
-// parseMeta decodes the meta page at the start of b; ok is false when b is
-// short or the page fails bbolt's own validation (magic, version,
-// checksum).
-func parseMeta(b []byte) (m metaPage, ok bool) {
-	if len(b) < metaEnd {
-		return m, false
-	}
-	le := binary.LittleEndian
-	if le.Uint32(b[16:]) != metaMagic || le.Uint32(b[20:]) != metaVersion {
-		return m, false
-	}
-	h := fnv.New64a()
-	h.Write(b[16:72])
-	if h.Sum64() != le.Uint64(b[72:]) {
-		return m, false
-	}
-	return metaPage{pageSize: int(le.Uint32(b[24:])), pgid: le.Uint64(b[56:]), txid: le.Uint64(b[64:])}, true
-}
-
-// checkFileSize refuses a bbolt file shorter than its newest valid meta
-// page says it is: such a file was truncated, and bbolt, which maps the
-// file into memory, would fault reading past its end (a fatal signal, not
-// a panic). The newest valid meta page records the high-water page id
-// pgid: the file must hold pgid pages. An empty file passes (bbolt
-// initialises it); a file whose meta pages are both invalid but long
-// enough to hold them is left to bbolt, which refuses it as not a bbolt
-// file. Reading a live store is safe: a writer grows the file before it
-// writes the meta page of a commit.
-func checkFileSize(f *os.File, display string) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("opening store %s: %w", display, err)
-	}
-	size := fi.Size()
-	if size == 0 {
-		return nil
-	}
-	first := make([]byte, metaEnd)
-	n, _ := f.ReadAt(first, 0)
-	m0, ok0 := parseMeta(first[:n])
-	pageSize := os.Getpagesize() // bbolt's guess when meta page 0 is invalid
-	if ok0 {
-		pageSize = m0.pageSize
-	}
-	if pageSize < 512 || size < int64(2*pageSize) {
-		if n >= 20 && binary.LittleEndian.Uint32(first[16:]) == metaMagic {
-			return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, shorter than bbolt's two meta pages of %d bytes: truncated", size, pageSize)}
-		}
-		return berrors.ErrInvalid // openError says: not a rollout store
-	}
-	second := make([]byte, metaEnd)
-	n, _ = f.ReadAt(second, int64(pageSize))
-	m1, ok1 := parseMeta(second[:n])
-	var m metaPage
-	switch {
-	case ok0 && ok1 && m1.txid > m0.txid, !ok0 && ok1:
-		m = m1
-	case ok0:
-		m = m0
-	default:
-		return nil // neither page valid: bbolt refuses the file itself
-	}
-	if m.pageSize != pageSize {
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("meta pages disagree on the page size (%d and %d bytes)", pageSize, m.pageSize)}
-	}
-	if need := int64(m.pgid) * int64(m.pageSize); m.pgid > 1<<40 || size < need {
-		return &DamagedError{Path: display, Problem: fmt.Sprintf("the file is %d bytes, its last commit needs %d (%d pages of %d bytes): truncated", size, need, m.pgid, m.pageSize),
-			Err: &truncation{size: size, need: need}}
-	}
-	return nil
-}
-
 // update runs fn in a write transaction, guarded (see guard).
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return s.guard(func() error { return s.db.Update(fn) })
-}
-
-// guard runs a bbolt transaction and turns the panics of a damaged file
-// into errors: bbolt's page assertions (e.g. "Page expected to be: 6654,
-// but self identifies as 0") and, with debug.SetPanicOnFault on for this
-// goroutine meanwhile, memory faults reading the mapped file. bbolt rolls
-// the transaction back as the panic unwinds. Panics raised outside bbolt
-// (in fn's own code) become errors too, saying that the cause is either
-// damage or a bug.
-func (s *Store) guard(tx func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			err = s.panicError(p, panicInBolt(p))
-		}
-	}()
-	return s.recordError(tx())
-}
-
-// recordError makes a record that does not decode a DamagedError: rollout
-// wrote it, so only damage makes it unreadable.
-func (s *Store) recordError(err error) error {
-	var (
-		syn *json.SyntaxError
-		typ *json.UnmarshalTypeError
-		de  *DamagedError
-	)
-	switch {
-	case err == nil, errors.As(err, &de):
-		return err
-	case errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
-		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
-	}
-	return err
-}
-
-// panicError describes a recovered panic of a transaction on s.
-func (s *Store) panicError(p any, inBolt bool) error {
-	if inBolt {
-		return &DamagedError{Path: s.path, Problem: fmt.Sprintf("bbolt: %v", p), Err: fmt.Errorf("panic: %v", p)}
-	}
-	return fmt.Errorf("store %s: reading failed (panic: %v): the file may be damaged (rollout check --store %s tells) or this is a bug", s.path, p, s.path)
-}
-
-// panicInBolt reports whether the panic being recovered is a memory fault
-// or was raised by bbolt's code: it is called by the deferred function
-// while the panicking frames are still on the stack.
-func panicInBolt(p any) bool {
-	if f, ok := p.(interface{ Addr() uintptr }); ok && f != nil {
-		return true // a fault (SetPanicOnFault): reading the mapped file
-	}
-	pcs := make([]uintptr, 64)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
-	afterPanic := false
-	for {
-		fr, more := frames.Next()
-		switch {
-		case fr.Function == "runtime.gopanic":
-			afterPanic = true
-		case afterPanic && !strings.HasPrefix(fr.Function, "runtime."):
-			return strings.HasPrefix(fr.Function, "go.etcd.io/bbolt")
-		}
-		if !more {
-			return false
-		}
-	}
 }

@@ -2,8 +2,6 @@ package tracking
 
 import (
 	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -31,7 +29,7 @@ func (s *Store) PutExperiment(e Experiment) error {
 		b := tx.Bucket([]byte(bucketExperiments))
 		if old := b.Get([]byte(e.Name)); old != nil {
 			var prev Experiment
-			if err := json.Unmarshal(old, &prev); err != nil {
+			if err := decodeJSON([]byte(e.Name), old, &prev); err != nil {
 				return fmt.Errorf("experiment %q: decoding: %w", e.Name, err)
 			}
 			var err error
@@ -66,8 +64,8 @@ func (s *Store) BeginRun(r Run) (Run, error) {
 		runs := tx.Bucket([]byte(bucketRuns))
 		if raw := runs.Get([]byte(r.ID)); raw != nil {
 			var prev Run
-			if err := json.Unmarshal(raw, &prev); err != nil {
-				return fmt.Errorf("run %s: decoding: %w", r.ID, err)
+			if err := decodeJSON([]byte(r.ID), raw, &prev); err != nil {
+				return fmt.Errorf("run %s: decoding its record: %w", r.ID, err)
 			}
 			if prev.Experiment != r.Experiment {
 				return fmt.Errorf("begin run %s in experiment %q: the store has it in experiment %q", r.ID, r.Experiment, prev.Experiment)
@@ -148,7 +146,7 @@ func (s *Store) EndRun(id string, status RunStatus, message string) error {
 }
 
 // clearCheckpoints deletes every checkpoint of a run (state file
-// references and blobs of older builds); the space goes back to bbolt's
+// references); the space goes back to bbolt's
 // free list for later steps to reuse.
 func clearCheckpoints(tx *bolt.Tx, id string) error {
 	d := tx.Bucket([]byte(bucketData)).Bucket([]byte(id))
@@ -173,8 +171,8 @@ func stopOrphanedRuns(tx *bolt.Tx) error {
 	var orphans []Run
 	err := runs.ForEach(func(k, v []byte) error {
 		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("run %s: decoding: %w", k, err)
+		if err := decodeJSON(k, v, &r); err != nil {
+			return fmt.Errorf("run %s: decoding its record: %w", k, err)
 		}
 		if r.Status == StatusRunning {
 			orphans = append(orphans, r)
@@ -298,8 +296,8 @@ func removeFiles(paths []string) {
 	}
 }
 
-// encodedStep is a step's records encoded outside the transaction (bbolt
-// needs values to stay valid until commit).
+// encodedStep is a step's records encoded and sealed outside the
+// transaction (bbolt needs values to stay valid until commit).
 type encodedStep struct {
 	metrics []byte
 	chunks  []groupChunk
@@ -322,7 +320,13 @@ func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 			return encodedStep{}, fmt.Errorf("commit step %d of run %s: checkpoint blob name %q: want a non-empty name without zero bytes", rec.Step, runID, b.Name)
 		}
 	}
-	return encodedStep{metrics: encodeMetrics(rec), chunks: s.codec.encodeChunks(rec.Groups)}, nil
+	// Sealed here, outside the transaction: a commit only puts.
+	enc := encodedStep{metrics: seal(stepKey(rec.Step), encodeMetrics(rec)), chunks: s.codec.encodeChunks(rec.Groups)}
+	for i := range enc.chunks {
+		c := &enc.chunks[i]
+		c.data = seal(groupKey(rec.Step, c.first), c.data)
+	}
+	return enc, nil
 }
 
 // putStep writes one encoded step into a run's data buckets. It returns
@@ -330,7 +334,7 @@ func (s *Store) encodeStep(runID string, rec *StepRecord) (encodedStep, error) {
 func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc encodedStep) ([]string, error) {
 	mb := data.Bucket([]byte(bucketMetrics))
 	mb.FillPercent = appendFill
-	if err := mb.Put(stepKey(rec.Step), enc.metrics); err != nil {
+	if err := mb.Put(stepKey(rec.Step), enc.metrics); err != nil { // sealed by encodeStep
 		return nil, fmt.Errorf("run %s step %d: metrics: %w", runID, rec.Step, err)
 	}
 	gb := data.Bucket([]byte(bucketGroups))
@@ -355,54 +359,32 @@ func (s *Store) putStep(data *bolt.Bucket, runID string, rec *StepRecord, enc en
 	return pruned, nil
 }
 
-// pruneCheckpoints keeps the newest KeepCheckpoints steps of a run's
-// checkpoints (state file references and blobs of older builds alike) and
-// returns the state files of the references it deleted.
+// pruneCheckpoints keeps the newest KeepCheckpoints of a run's checkpoint
+// references and returns the state files of those it deleted.
 func (s *Store) pruneCheckpoints(cb *bolt.Bucket) ([]string, error) {
 	if s.opts.KeepCheckpoints <= 0 {
 		return nil, nil
 	}
-	var steps [][]byte
-	c := cb.Cursor()
-	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
-		if len(steps) == 0 || !bytes.Equal(steps[len(steps)-1], k[:8]) {
-			steps = append(steps, bytes.Clone(k[:8]))
-		}
-	}
-	return deleteCheckpointKeys(cb, steps[min(s.opts.KeepCheckpoints, len(steps)):])
-}
-
-// deleteCheckpointKeys deletes every key of a checkpoint bucket with one
-// of the step prefixes, returning the state files the deleted references
-// named.
-func deleteCheckpointKeys(cb *bolt.Bucket, prefixes [][]byte) ([]string, error) {
 	var files []string
+	var old [][]byte
+	kept := 0
 	c := cb.Cursor()
-	for _, p := range prefixes {
-		for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Seek(p) {
-			if isRefKey(k) {
-				var ref stateRef
-				if json.Unmarshal(v, &ref) == nil && ref.File != "" {
-					files = append(files, ref.File)
-				}
-			}
-			if err := c.Delete(); err != nil {
-				return nil, err
-			}
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if kept < s.opts.KeepCheckpoints {
+			kept++
+			continue
+		}
+		if f := refFile(k, v); f != "" {
+			files = append(files, f)
+		}
+		old = append(old, bytes.Clone(k))
+	}
+	for _, k := range old {
+		if err := cb.Delete(k); err != nil {
+			return nil, err
 		}
 	}
 	return files, nil
-}
-
-func putJSON(b *bolt.Bucket, key string, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("encoding %q: %w", key, err)
-	}
-	if err := b.Put([]byte(key), raw); err != nil {
-		return fmt.Errorf("writing %q: %w", key, err)
-	}
-	return nil
 }
 
 func getRun(runs *bolt.Bucket, id string) (Run, error) {
@@ -411,8 +393,8 @@ func getRun(runs *bolt.Bucket, id string) (Run, error) {
 		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
 	}
 	var r Run
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Run{}, fmt.Errorf("run %s: decoding: %w", id, err)
+	if err := decodeJSON([]byte(id), raw, &r); err != nil {
+		return Run{}, fmt.Errorf("run %s: decoding its record: %w", id, err)
 	}
 	return r, nil
 }
@@ -451,10 +433,9 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 		for _, name := range []string{bucketMetrics, bucketGroups, bucketCheckpoints} {
 			c := data.Bucket([]byte(name)).Cursor()
 			for k, v := c.Seek(from); k != nil; k, v = c.Seek(from) {
-				if name == bucketCheckpoints && isRefKey(k) {
-					var ref stateRef
-					if json.Unmarshal(v, &ref) == nil && ref.File != "" {
-						pruned = append(pruned, ref.File)
+				if name == bucketCheckpoints {
+					if f := refFile(k, v); f != "" {
+						pruned = append(pruned, f)
 					}
 				}
 				if err := c.Delete(); err != nil {
@@ -466,9 +447,9 @@ func (s *Store) RewindRun(runID string, toStep int) error {
 		if toStep >= 0 {
 			c := data.Bucket([]byte(bucketMetrics)).Cursor()
 			if k, v := c.Last(); k != nil {
-				m, err := decodeMetrics(int(binary.BigEndian.Uint64(k)), v)
+				m, err := decodeMetrics(k, v)
 				if err != nil {
-					return err
+					return fmt.Errorf("run %s: %w", runID, err)
 				}
 				r.LastStep, r.Tokens, r.Elapsed = m.Step, m.Tokens, m.Elapsed
 			} else {

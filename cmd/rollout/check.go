@@ -30,9 +30,10 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check [--store PATH]",
 		Short: "Check a store for damage: bbolt's page structure and every record; exit 1 listing what is damaged",
 		Long: `Checks the store file: its size against bbolt's meta pages, every experiment and run
-record, every metric record and rollout group of every run, that each run's last step
-and token count agree with its last metric record, then bbolt's consistency check of
-the pages. Prints a summary and exits 0 when the store is intact; otherwise lists what
+record, every metric record and rollout group of every run and every resume state
+reference (each against its checksum, then decoded), the resume state files against
+their SHA-256, that each run's last step and token count agree with its last metric
+record, then bbolt's consistency check of the pages. Prints a summary and exits 0 when the store is intact; otherwise lists what
 is damaged and exits 1 (restore the file from a copy).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

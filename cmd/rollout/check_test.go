@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -129,6 +131,71 @@ func TestDamagedStoreCommands(t *testing.T) {
 			}
 		}
 		checkDamagedWrites(t, pct, cut)
+	}
+	checkFlippedRecord(t, dir, id, whole, intact)
+	if code, out, e := rollout(t, "migrate", "--store", store); code != 0 || !strings.Contains(out, "nothing to migrate") {
+		t.Errorf("migrate of a current store: exit %d\n%s%s", code, out, e)
+	}
+}
+
+// checkFlippedRecord runs the reading commands on a copy of the store
+// (whole) with one byte flipped in the metric record of step 1 of run id:
+// those that read it fail with exit 1 and the damaged-store message naming
+// the run and the step, the others print what they print for the intact
+// store; check finds the checksum mismatch.
+func checkFlippedRecord(t *testing.T, dir, id string, whole []byte, intact []readResult) {
+	t.Helper()
+	flipped := filepath.Join(dir, "flipped.db")
+	if err := os.WriteFile(flipped, whole, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(flipped, 0o644, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec []byte
+	db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte("data")).Bucket([]byte(id)).Bucket([]byte("m")); b != nil {
+			rec = bytes.Clone(b.Get(binary.BigEndian.AppendUint64(nil, 1)))
+		}
+		return nil
+	})
+	db.Close()
+	if len(rec) < 16 {
+		t.Fatalf("metric record of step 1 of run %s: %d bytes", id, len(rec))
+	}
+	b := bytes.Clone(whole)
+	for i := 0; ; {
+		j := bytes.Index(b[i:], rec)
+		if j < 0 {
+			break
+		}
+		b[i+j+len(rec)-8] ^= 0x01 // inside the last metric's value
+		i += j + len(rec)
+	}
+	if err := os.WriteFile(flipped, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i, args := range readCommands(dir, id, flipped) {
+		r := execRead(t, dir, args)
+		switch {
+		case r.code == 0:
+			if r.out != intact[i].out || r.svg != intact[i].svg {
+				t.Errorf("flipped byte: %v succeeded with output unlike the intact store's", args)
+			}
+		case r.code != 1 || !strings.Contains(r.out, "store "+flipped+" is damaged") || !strings.Contains(r.out, "run "+id) ||
+			!strings.Contains(r.out, "step 1") || !strings.Contains(r.out, "rollout check"):
+			t.Errorf("flipped byte: %v: exit %d, %q: want exit 1 and the damaged-store message naming run and step", args, r.code, r.out)
+		default:
+			failed++
+		}
+	}
+	if failed < 3 { // show, report, plot and the metrics export read it
+		t.Errorf("flipped byte: only %d reading commands noticed it", failed)
+	}
+	if code, out, e := rollout(t, "check", "--store", flipped); code != 1 || !strings.Contains(out, "checksum") || !strings.Contains(out, "run "+id) {
+		t.Errorf("check of the flipped store: exit %d\n%s%s", code, out, e)
 	}
 }
 
@@ -392,5 +459,51 @@ func TestPretrainProgressOncePerPolicy(t *testing.T) {
 		if strings.Count(out, tc.summary) != 1 || strings.Count(out, "base policy") != 1 {
 			t.Errorf("stdout %q, want one line %q", out, tc.summary)
 		}
+	}
+}
+
+// A store of an older schema is refused by reading commands, exit 1,
+// with the command that upgrades it; rollout migrate upgrades it once and
+// says so, then reads work and a second migrate has nothing to do.
+func TestMigrateCommand(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(store, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket([]byte("meta"))
+		if err == nil {
+			err = meta.Put([]byte("schema"), binary.BigEndian.AppendUint32(nil, 1))
+		}
+		for _, b := range []string{"experiments", "runs", "data"} {
+			if err == nil {
+				_, err = tx.CreateBucket([]byte(b))
+			}
+		}
+		return err
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, e := rollout(t, "ls", "--store", store); code != 1 || !strings.Contains(e, "schema version 1, older than") || !strings.Contains(e, "rollout migrate --store "+store) {
+		t.Errorf("ls of a schema-1 store: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "migrate", "--store", store); code != 0 || !strings.Contains(out, "migrated "+store+" from schema version 1 to") {
+		t.Errorf("migrate: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "ls", "--store", store); code != 0 {
+		t.Errorf("ls after the migration: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, e := rollout(t, "migrate", "--store", store); code != 0 || !strings.Contains(out, "nothing to migrate") {
+		t.Errorf("second migrate: exit %d\n%s%s", code, out, e)
+	}
+	missing := filepath.Join(t.TempDir(), "none.db")
+	if code, _, e := rollout(t, "migrate", "--store", missing); code != 2 || !strings.Contains(e, "no store at "+missing) {
+		t.Errorf("migrate of a missing store: exit %d, %s", code, e)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("migrate created a store")
 	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,5 +111,39 @@ runs: 1 of 2 runs done 1 stopped
 			t.Errorf("line %q twice", line)
 		}
 		seen[line] = true
+	}
+}
+
+// A config that is refused — a grid over the cap, data a local policy
+// cannot read, a second YAML document — exits 2 with an error naming the
+// file, line and key, before anything is written: no store, no cache.
+func TestRunRefusesBadConfigBeforeWriting(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "q.jsonl"), []byte("{\"prompt\": \"1+1\", \"answer\": \"2\"}\n{\"prompt\": \"1\u00d72\", \"answer\": \"2\"}\n"), 0o644)
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+	}{
+		{"grid", "task: {name: add}\nablate:\n  train.lr: [" + strings.Repeat("1e-4, ", 99) + "1e-4]\n  train.steps: [" + strings.Repeat("1, ", 99) + "1]\n",
+			[]string{"grid.yaml:3: ablate: the grid is the base × 100 (ablate.train.lr) × 100 (ablate.train.steps) = 10000 variants, more than the 4096"}},
+		{"jsonl", "task: {name: jsonl, params: {path: q.jsonl}}\n",
+			[]string{"jsonl.yaml:1: task.params.path:", "q.jsonl:2: the prompt has the character '×'"}},
+		{"twodocs", "task: {name: add}\n---\ntask: {name: add}\n", []string{"twodocs.yaml:2: a second YAML document"}},
+		{"misspelt", "task: {name: add}\ntrain: {setps: 2}\n", []string{"misspelt.yaml:2: train.setps: unknown key; did you mean train.steps?"}},
+	} {
+		cfg := filepath.Join(dir, tc.name+".yaml")
+		os.WriteFile(cfg, []byte(tc.src), 0o644)
+		store, cache := filepath.Join(dir, tc.name+".db"), filepath.Join(dir, tc.name+"-cache")
+		code, out, e := rollout(t, "run", cfg, "--store", store, "--cache", cache)
+		for _, want := range tc.want {
+			if code != 2 || !strings.Contains(e, want) {
+				t.Errorf("%s: exit %d, stderr lacks %q:\n%s%s", tc.name, code, want, out, e)
+			}
+		}
+		for _, p := range []string{store, cache} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s was written", tc.name, p)
+			}
+		}
 	}
 }

@@ -34,7 +34,25 @@
 //
 // Sections validate themselves and return typed errors (*field.Error,
 // *search.ParamError) carrying the key, which is how the line is found;
-// errors.As reaches them through an *Error.
+// errors.As reaches them through an *Error. An unknown key is answered
+// with the nearest valid key there, when one is near enough to be a
+// misspelling, and the full list of keys valid at that place:
+//
+//	cfg.yaml:3: train.stpes: unknown key; did you mean train.steps? (known here: advantage, bf16, …)
+//
+// # YAML and bounds
+//
+// A file holds one YAML document (a second, after ---, is an error). An
+// alias (*name) stands for its anchor's value wherever a value may be —
+// a key's value, a variant's set, an ablation axis or one of its values,
+// the seeds — and merge keys (<<: *name) add a mapping's keys; an error
+// inside an aliased value points at the alias. A few kilobytes cannot
+// expand without bound: a file is at most MaxFileBytes, MaxNodes values
+// once its aliases are expanded, MaxVariants variants and MaxRuns runs;
+// beyond, the error names each ablation axis, its length and their
+// product. The data of a jsonl task is read when the config is checked,
+// so a character a local policy cannot read is an error there, before
+// anything is written.
 //
 // # Overrides
 //
@@ -56,6 +74,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,9 +210,15 @@ func RunID(cfg Experiment, seed uint64) string {
 // Load reads a configuration file, applies overrides ("dotted.key=value",
 // the value in YAML syntax) and resolves its variants. Nothing is written.
 func Load(path string, overrides []string) (*File, error) {
-	raw, err := os.ReadFile(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load config: %w", err)
+	}
+	defer fh.Close()
+	// One byte more than the bound, for Parse to refuse.
+	raw, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("load config %s: %w", path, err)
 	}
 	return Parse(path, raw, overrides)
 }
@@ -229,6 +254,9 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 		return nil, err
 	}
 	if err := checkConflicts(path, flags, append(setters, axisSetters...)); err != nil {
+		return nil, err
+	}
+	if err := checkGrid(path, len(bases), axes, len(f.Seeds)); err != nil {
 		return nil, err
 	}
 	expanded, err := expand(path, bases, axes)

@@ -37,6 +37,9 @@ variants:
 		{"list for a number", "task: {name: add}\neval:\n  k: [1]\n", nil, `c.yaml:3: eval.k: want an integer, got a list`},
 		{"task param", "task:\n  name: add\n  params:\n    digits: two\n", nil, `c.yaml:4: task.params.digits: "two" is not an integer`},
 		{"seed", "task: {name: add}\nseeds:\n  - 1\n  - x\n", nil, `c.yaml:4: seeds[1]: "x" is not a non-negative integer`},
+		{"fraction for an integer", "task: {name: add}\ntrain:\n  steps: 2.5\n", nil, `c.yaml:3: train.steps: "2.5" is not an integer`},
+		{"small float for an integer", "task: {name: add}\neval: {k: 1e-4}\n", nil, `c.yaml:2: eval.k: "1e-4" is not an integer`},
+		{"baseline not a name", "task: {name: add}\nbaseline: [a]\n", nil, `c.yaml:2: baseline: want a variant's name, got a list`},
 		{"strategy params not a mapping", "task: {name: add}\nrollout:\n  params: [1]\n", nil, `c.yaml:3: rollout.params: want a mapping, got a list`},
 		// Ranges, on the key's own line.
 		{"range", "task: {name: add}\ntrain:\n  steps: 3\n  lr: -1\n", nil, "c.yaml:4: train.lr: -1, want > 0"},

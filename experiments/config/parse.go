@@ -14,13 +14,9 @@ import (
 // parseBase parses a file's content into the tree of its base
 // configuration.
 func parseBase(path string, raw []byte) (*tree, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, &Error{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: "), Err: err}
-	}
-	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-	if len(doc.Content) > 0 {
-		root = doc.Content[0]
+	root, err := readDocument(path, raw)
+	if err != nil {
+		return nil, err
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{File: path, Line: root.Line, Msg: "the configuration must be a mapping of keys"}
@@ -44,8 +40,15 @@ func (t *tree) applyOverrides(overrides []string) ([]flagSet, error) {
 		if err := yaml.Unmarshal([]byte(value), &v); err != nil || len(v.Content) == 0 {
 			v = yaml.Node{Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}}}
 		}
-		clearLines(v.Content[0])
-		if err := t.set(key, v.Content[0], origin{key: key, flag: o}); err != nil {
+		x := &expander{path: t.path, budget: MaxNodes}
+		val, err := x.expand(v.Content[0], 0)
+		if err != nil {
+			e := err.(*Error)
+			e.Line, e.Flag, e.Key = 0, o, key
+			return nil, e
+		}
+		clearLines(val)
+		if err := t.set(key, val, origin{key: key, flag: o}); err != nil {
 			return nil, &Error{File: t.path, Flag: o, Key: key, Msg: err.Error(), Err: err}
 		}
 		flags = append(flags, flagSet{key, o})
@@ -79,10 +82,12 @@ func (t *tree) seeds(n *yaml.Node) ([]uint64, error) {
 	if len(seeds) == 0 {
 		return nil, t.atNode(n, &Error{Line: n.Line, Key: "seeds", Msg: "empty list: give at least one seed"})
 	}
+	first := make(map[uint64]int, len(seeds))
 	for i, s := range seeds {
-		if slices.Contains(seeds[:i], s) {
-			return nil, t.atNode(n, &Error{Line: n.Content[i].Line, Key: fmt.Sprintf("seeds[%d]", i), Msg: fmt.Sprintf("seed %d is listed twice", s)})
+		if j, ok := first[s]; ok {
+			return nil, t.atNode(n, &Error{Line: n.Content[i].Line, Key: fmt.Sprintf("seeds[%d]", i), Msg: fmt.Sprintf("seed %d is listed twice (as seeds[%d] too)", s, j)})
 		}
+		first[s] = i
 	}
 	return seeds, nil
 }
@@ -165,9 +170,11 @@ func sortedPairs(n *yaml.Node) [][2]*yaml.Node {
 	return pairs
 }
 
-// axis is an ablation axis: a dotted key and its values.
+// axis is an ablation axis: a dotted key, the line of that key and its
+// values.
 type axis struct {
 	key    string
+	line   int
 	values []*yaml.Node
 }
 
@@ -191,7 +198,7 @@ func (t *tree) axes(n *yaml.Node) ([]axis, []setter, error) {
 		if len(vals.Content) == 0 {
 			return nil, nil, t.atNode(n, &Error{Line: k.Line, Key: where, Msg: "empty axis: give at least one value"})
 		}
-		axes = append(axes, axis{k.Value, vals.Content})
+		axes = append(axes, axis{k.Value, k.Line, vals.Content})
 		setters = append(setters, setter{key: k.Value, where: where, line: k.Line})
 	}
 	return axes, setters, nil
@@ -265,6 +272,9 @@ func (f *File) setBaseline(t *tree, n *yaml.Node) error {
 	f.Baseline = f.Variants[0].Name
 	if n == nil {
 		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return t.atNode(n, &Error{Line: n.Line, Key: "baseline", Msg: fmt.Sprintf("want a variant's name, got %s", describe(n))})
 	}
 	f.Baseline = n.Value
 	if slices.ContainsFunc(f.Variants, func(v Variant) bool { return v.Name == f.Baseline }) {

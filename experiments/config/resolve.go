@@ -52,6 +52,12 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 	if err != nil {
 		return cfg, t.fail("task.params", err, "%v", err)
 	}
+	// Runs train a local policy, which reads only task.Alphabet: data it
+	// cannot encode is refused here, before anything is written, rather
+	// than when pretraining reads it.
+	if err := task.CheckAlphabet(tk); err != nil {
+		return cfg, t.fail("task.params.path", err, "%v", err)
+	}
 	if err := validateModel(cfg, tk, t); err != nil {
 		return cfg, err
 	}

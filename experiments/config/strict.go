@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -23,7 +24,9 @@ func decodeStrict(n *yaml.Node, v any, prefix string) error {
 		return err
 	}
 	if err := n.Decode(v); err != nil {
-		return &Error{Line: n.Line, Key: prefix, Msg: err.Error()}
+		// checkNode refuses what Decode would: this is a bug, but its
+		// message stays in the configuration's words.
+		return &Error{Line: n.Line, Key: prefix, Msg: fmt.Sprintf("%s cannot be read as %s", describe(n), wanted(reflect.TypeOf(v).Elem())), Err: err}
 	}
 	return nil
 }
@@ -84,11 +87,15 @@ func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 			}
 		}
 	case reflect.Slice:
-		if n.Kind == yaml.SequenceNode {
-			for i, c := range n.Content {
-				if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i), c.Line); err != nil {
-					return err
-				}
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			return nil
+		}
+		if n.Kind != yaml.SequenceNode {
+			return fail("want %s, got %s", wanted(t), describe(n))
+		}
+		for i, c := range n.Content {
+			if err := checkNode(c, t.Elem(), fmt.Sprintf("%s[%d]", prefix, i), c.Line); err != nil {
+				return err
 			}
 		}
 	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
@@ -97,7 +104,7 @@ func checkNode(n *yaml.Node, t reflect.Type, prefix string, line int) error {
 		if n.Kind != yaml.ScalarNode {
 			return fail("want %s, got %s", wanted(t), describe(n))
 		}
-		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+		if err := n.Decode(reflect.New(t).Interface()); err != nil || !integral(n, t) {
 			return fail("%s is not %s", describe(n), wanted(t))
 		}
 	}
@@ -117,7 +124,12 @@ func checkStruct(n *yaml.Node, t reflect.Type, prefix string) error {
 		k := n.Content[i]
 		ft, ok := fields[k.Value]
 		if !ok {
-			return &Error{Line: k.Line, Key: dot(prefix, k.Value), Msg: fmt.Sprintf("unknown key (known here: %s)", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))}
+			known := slices.Sorted(maps.Keys(fields))
+			msg := "unknown key"
+			if near := closest(k.Value, known); near != "" {
+				msg += fmt.Sprintf("; did you mean %s?", dot(prefix, near))
+			}
+			return &Error{Line: k.Line, Key: dot(prefix, k.Value), Msg: fmt.Sprintf("%s (known here: %s)", msg, strings.Join(known, ", "))}
 		}
 		if err := checkNode(n.Content[i+1], ft, dot(prefix, k.Value), k.Line); err != nil {
 			return err
@@ -126,9 +138,30 @@ func checkStruct(n *yaml.Node, t reflect.Type, prefix string) error {
 	return nil
 }
 
-// wanted names what a scalar of kind t must be.
-func wanted(t reflect.Type) string {
+// integral reports whether scalar n is a whole number when t is an integer
+// type: go-yaml decodes 2.5 into an int as 2.
+func integral(n *yaml.Node, t reflect.Type) bool {
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.ShortTag() == "!!float" {
+			var x float64
+			return n.Decode(&x) == nil && x == math.Trunc(x)
+		}
+	}
+	return true
+}
+
+// wanted names what a value of type t must be.
+func wanted(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a mapping"
+	case reflect.Slice:
+		return "a list"
 	case reflect.Bool:
 		return "true or false"
 	case reflect.String:

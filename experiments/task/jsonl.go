@@ -125,6 +125,9 @@ type jsonlItem struct {
 // maxJSONLErrors bounds the bad lines one error lists.
 const maxJSONLErrors = 10
 
+// maxJSONLLine bounds the length of a line of a jsonl file.
+const maxJSONLLine = 16 << 20
+
 // NewJSONL reads the file of p.Path and builds the "jsonl" task. Bad lines
 // are an error naming the file and line of each (the first ten).
 func NewJSONL(p JSONLParams) (*JSONL, error) {
@@ -139,7 +142,7 @@ func NewJSONL(p JSONLParams) (*JSONL, error) {
 	defer f.Close()
 	t := &JSONL{p: p, v: v, byText: make(map[string]*jsonlItem)}
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), maxJSONLLine)
 	var bad []error
 	n := 0
 	for sc.Scan() {
@@ -156,7 +159,9 @@ func NewJSONL(p JSONLParams) (*JSONL, error) {
 			bad = append(bad, fmt.Errorf("%s:%d: %w", p.Path, n, err))
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		bad = append(bad, fmt.Errorf("%s:%d: the line is longer than %d MiB (the longest a line may be): reading stopped there", p.Path, n+1, maxJSONLLine>>20))
+	} else if err != nil {
 		bad = append(bad, fmt.Errorf("%s:%d: %w", p.Path, n+1, err))
 	}
 	if len(bad) > maxJSONLErrors {
@@ -180,7 +185,7 @@ func (t *JSONL) add(line []byte, n int) error {
 		Demo   json.RawMessage `json:"demo"`
 	}
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return fmt.Errorf("not a JSON object: %v", err)
+		return jsonLineError(line, err)
 	}
 	prompt, err := jsonText("prompt", raw.Prompt, false)
 	if err != nil {
@@ -228,6 +233,22 @@ func (t *JSONL) add(line []byte, n int) error {
 	t.splits[s] = append(t.splits[s], len(t.items))
 	t.items = append(t.items, it)
 	return nil
+}
+
+// jsonLineError says, in the file's terms, why a line is not a JSON
+// object (encoding/json's errors name Go types).
+func jsonLineError(line []byte, err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("not valid JSON: %s (at byte %d)", syn.Error(), syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("a JSON %s, want an object {\"prompt\": ..., \"answer\": ...}", typ.Value)
+	}
+	return fmt.Errorf("not a JSON object {\"prompt\": ..., \"answer\": ...} (%d bytes)", len(line))
 }
 
 // jsonText reads a string field (or, with numbers, a number written as

@@ -184,6 +184,7 @@ func TestJSONLBadLines(t *testing.T) {
 		`{"prompt": "y", "answer": "3", "demo": "4"}`,
 		`{"prompt": "z", "answer": [3]}`,
 		`{"prompt": "ok", "answer": "1"}`, // a duplicate with the same answer is fine
+		`[1, 2]`,
 	)
 	_, err := New("jsonl", JSONLParams{Path: path, Verifier: "numeric"})
 	if err == nil {
@@ -192,7 +193,8 @@ func TestJSONLBadLines(t *testing.T) {
 	for _, want := range []string{
 		path + ":2: answer is missing",
 		path + ":4: prompt is 5, want a string",
-		path + ":5: not a JSON object",
+		path + ":5: not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 2)",
+		path + `:12: a JSON array, want an object {"prompt": ..., "answer": ...}`,
 		path + ":6: prompt is empty",
 		path + `:7: answer "seven" is not a number (verifier numeric)`,
 		path + `:8: prompt "ok" repeats line 1 with another answer`,
@@ -202,6 +204,9 @@ func TestJSONLBadLines(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
+	}
+	if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "struct") {
+		t.Errorf("error names Go types:\n%v", err)
 	}
 	if strings.Contains(err.Error(), ":1:") || strings.Contains(err.Error(), ":11:") || strings.Contains(err.Error(), ":3:") {
 		t.Errorf("good lines reported:\n%v", err)
@@ -404,4 +409,16 @@ func FuzzVerifyJSONLNumeric(f *testing.F) {
 func FuzzVerifyJSONLRegex(f *testing.F) {
 	fuzzVerify(f, fuzzJSONL(f, JSONLParams{Verifier: "regex", Pattern: `(?:####|boxed\{)\s*(-?[0-9.e]+)`, MaxResponseLen: 40}, jsonlLines(true)...),
 		[]string{"a", "b", "c", "zz"}, jsonlResponses)
+}
+
+// A line longer than the bound stops the reading with an error naming the
+// file, the line and the bound, in the file's terms.
+func TestJSONLLineTooLong(t *testing.T) {
+	long := `{"prompt": "` + strings.Repeat("1", maxJSONLLine) + `", "answer": "1"}`
+	path := writeJSONL(t, t.TempDir(), `{"prompt": "ok", "answer": "1"}`, long)
+	_, err := New("jsonl", JSONLParams{Path: path, Verifier: "exact"})
+	want := path + ":2: the line is longer than 16 MiB"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "bufio") {
+		t.Errorf("a line of %d bytes: %v, want %q", len(long), err, want)
+	}
 }

@@ -294,15 +294,23 @@ func unknownTask(name string) error {
 // a task whose texts come from a file, jsonl) a prompt or demonstration
 // has a character outside Alphabet, the policy's character vocabulary.
 func CheckFits(t Task, maxSeqLen int) error {
-	if c, ok := t.(alphabetChecker); ok {
-		if err := c.checkAlphabet(Alphabet); err != nil {
-			return err
-		}
+	if err := CheckAlphabet(t); err != nil {
+		return err
 	}
 	need := t.MaxPromptLen() + t.MaxResponseLen() + 3
 	if need > maxSeqLen {
 		return fmt.Errorf("task %s: longest prompt (%d) + longest response (%d) + 3 special tokens = %d positions, more than the model's max sequence length %d",
 			t.Name(), t.MaxPromptLen(), t.MaxResponseLen(), need, maxSeqLen)
+	}
+	return nil
+}
+
+// CheckAlphabet reports an error when a task's texts (those of a file,
+// jsonl) have a character outside Alphabet, which a local policy cannot
+// read, naming the file, line and character; nil for other tasks.
+func CheckAlphabet(t Task) error {
+	if c, ok := t.(alphabetChecker); ok {
+		return c.checkAlphabet(Alphabet)
 	}
 	return nil
 }
