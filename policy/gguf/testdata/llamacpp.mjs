@@ -3,8 +3,10 @@
 // detokenizes the tokens, takes the next-token probabilities at every
 // position of the case's sequence and the greedy continuation of its
 // prompt. Usage:
-//   node llamacpp.mjs NODE_LLAMA_CPP_DIR MODEL.gguf CASES.json
-// NODE_LLAMA_CPP_DIR holds node_modules/node-llama-cpp. CASES.json is
+//   node llamacpp.mjs NODE_LLAMA_CPP_DIR MODEL.gguf CASES.json [exact|defaults]
+// NODE_LLAMA_CPP_DIR holds node_modules/node-llama-cpp. exact (the default)
+// turns flash attention off and keeps the KV cache in float32; defaults
+// keeps node-llama-cpp's settings (a float16 KV cache). CASES.json is
 // [{text, sequence, prompt, max_new}]; the answer, on stdout, is
 // [{tokens, text, probs, greedy}] (probs: one row of vocabulary size per
 // position of sequence; greedy: the tokens after prompt, at most max_new,
@@ -13,9 +15,9 @@ import fs from "node:fs";
 import path from "node:path";
 import {pathToFileURL} from "node:url";
 
-const [dir, modelPath, casesPath] = process.argv.slice(2);
-if (!casesPath) {
-    console.error("usage: node llamacpp.mjs NODE_LLAMA_CPP_DIR MODEL.gguf CASES.json");
+const [dir, modelPath, casesPath, settings = "exact"] = process.argv.slice(2);
+if (!casesPath || !["exact", "defaults"].includes(settings)) {
+    console.error("usage: node llamacpp.mjs NODE_LLAMA_CPP_DIR MODEL.gguf CASES.json [exact|defaults]");
     process.exit(2);
 }
 const entry = path.join(dir, "node_modules", "node-llama-cpp", "dist", "index.js");
@@ -25,12 +27,12 @@ const model = await llama.loadModel({modelPath});
 const cases = JSON.parse(fs.readFileSync(casesPath, "utf8"));
 const longest = Math.max(...cases.map((c) => Math.max(c.sequence.length, c.prompt.length + c.max_new)));
 // One thread (llama.cpp's fastest setting for models this small on a
-// shared machine); no flash attention and a float32 KV cache, so that
-// float32 files compute in float32 throughout.
-const context = await model.createContext({
-    contextSize: longest, sequences: 1, threads: 1, flashAttention: false,
-    experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
-});
+// shared machine); exact: no flash attention and a float32 KV cache, so
+// that float32 files compute in float32 throughout.
+const exact = settings === "exact" ? {
+    flashAttention: false, experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
+} : {};
+const context = await model.createContext({contextSize: longest, sequences: 1, threads: 1, ...exact});
 const sequence = context.getSequence();
 const out = [];
 for (const c of cases) {
