@@ -81,7 +81,7 @@ func startSlurm(t *testing.T, cpus int) *slurmCluster {
 	c.start(t, "munged", "--foreground", "--force", "--key-file", key, "--socket", socket,
 		"--pid-file", filepath.Join(dir, "munge", "munged.pid"), "--seed-file", filepath.Join(dir, "munge", "seed"),
 		"--log-file", filepath.Join(dir, "munged.log"))
-	waitFor(t, 20*time.Second, "munged's socket", func() bool { _, err := os.Stat(socket); return err == nil })
+	c.waitFor(t, 20*time.Second, "munged's socket", func() bool { _, err := os.Stat(socket); return err == nil })
 
 	conf := fmt.Sprintf(`ClusterName=rollouttest
 SlurmctldHost=%[1]s(127.0.0.1)
@@ -119,7 +119,7 @@ PartitionName=test Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP
 	}
 	c.start(t, "slurmctld", "-D", "-i", "-f", c.conf)
 	c.start(t, "slurmd", "-D", "-f", c.conf, "-N", host)
-	waitFor(t, 60*time.Second, "the node to be idle", func() bool {
+	c.waitFor(t, 60*time.Second, "the node to be idle", func() bool {
 		out, _ := c.command("sinfo", "-h", "-o", "%t").Output()
 		return strings.TrimSpace(string(out)) == "idle"
 	})
@@ -176,12 +176,16 @@ func (c *slurmCluster) log(name string) string {
 
 // waitFor polls ok every 100 ms until it holds, failing the test after
 // limit (a bound against a daemon that never comes up, not a timing
-// assertion).
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
+// assertion) with the daemons' logs.
+func (c *slurmCluster) waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
 	t.Helper()
 	for end := time.Now().Add(limit); !ok(); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(end) {
-			t.Fatalf("waited %v for %s", limit, what)
+			var logs strings.Builder
+			for _, name := range []string{"munged.log", "munged.out", "slurmctld.log", "slurmctld.out", "slurmd.log", "slurmd.out"} {
+				fmt.Fprintf(&logs, "\n%s:\n%s", name, c.log(name))
+			}
+			t.Fatalf("waited %v for %s%s", limit, what, logs.String())
 		}
 	}
 }
@@ -237,7 +241,7 @@ func TestSlurmArrayEqualsOneProcess(t *testing.T) {
 		t.Fatalf("sbatch --parsable printed %q, want a job id", out)
 	}
 	t.Logf("submitted %s as array job %s (tasks %d-%d)", slurmScript, job, arr.lo, arr.hi)
-	waitFor(t, 5*time.Minute, "array job "+job, func() bool {
+	cluster.waitFor(t, 5*time.Minute, "array job "+job, func() bool {
 		out, err := cluster.command("squeue", "-h", "-j", job).Output()
 		return err == nil && len(bytes.TrimSpace(out)) == 0
 	})

@@ -184,9 +184,10 @@ func softmax(logits []float32) []float64 {
 // tokenizer gives rollout's token ids for prompts of every task and
 // decodes them back, its next-token distributions equal the softmax of the
 // logits `rollout model logits` prints (float32: within 1e-4 at every
-// position, 2e-3 with node-llama-cpp's default float16 KV cache; Q8_0: those of the policy with the file's dequantized weights,
-// within 5e-2, as llama.cpp also rounds activations to 8 bits), and, in
-// float32, its greedy continuations are rollout's.
+// position, 2e-3 with node-llama-cpp's default float16 KV cache; Q8_0:
+// those of the policy with the file's dequantized weights, within 5e-2, as
+// llama.cpp also rounds activations to 8 bits), and, in float32, its
+// greedy continuations are rollout's.
 func TestLlamaCppAgrees(t *testing.T) {
 	node, dir := nodeLlamaCpp(t)
 	m, tok := testModel(t)
