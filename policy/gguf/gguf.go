@@ -373,10 +373,14 @@ func Read(data []byte) (*File, error) {
 	start := pad(r.off, align)
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
+		// Every type takes at least a byte per element, so a tensor of
+		// more elements than the file has bytes is corrupt.
+		elems := uint64(1)
 		for _, d := range t.Dims {
-			if d == 0 || d > uint64(len(data)) {
-				return nil, fmt.Errorf("gguf: tensor %s has shape %v", t.Name, t.Dims)
+			if d == 0 || d > uint64(len(data)) || elems*d > uint64(len(data)) {
+				return nil, fmt.Errorf("gguf: tensor %s has shape %v, more elements than the file's %d bytes hold", t.Name, t.Dims, len(data))
 			}
+			elems *= d
 		}
 		n, err := t.Type.DataSize(t.Elems())
 		if err != nil {

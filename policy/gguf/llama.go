@@ -184,6 +184,10 @@ func permuteRoPE(w []float32, rows, heads int, inverse bool) []float32 {
 	return out
 }
 
+// maxContext is the longest context_length Import accepts (its rotary
+// tables grow with it).
+const maxContext = 1 << 17
+
 // Import converts a GGUF file written by Export (or any Llama GGUF file of
 // the same layout and tokenizer) back to a policy and its tokenizer,
 // decoding quantized tensors to float32 and undoing the RoPE permutation.
@@ -239,6 +243,22 @@ func Import(f *File) (*policy.Model, *policy.Tokenizer, error) {
 	tok, err := policy.NewTokenizer(alphabet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("gguf import: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("gguf import: %w", err)
+	}
+	// The tensors bound the shape before the model is allocated: a
+	// damaged hyperparameter is an error, not a huge allocation.
+	if c.MaxSeq > maxContext {
+		return nil, nil, fmt.Errorf("gguf import: llama.context_length %d is more than %d", c.MaxSeq, maxContext)
+	}
+	for name, dims := range map[string][]uint64{
+		"token_embd.weight":                             {uint64(c.Dim), uint64(c.VocabSize)},
+		fmt.Sprintf("blk.%d.ffn_up.weight", c.Layers-1): {uint64(c.Dim), uint64(c.Hidden)},
+	} {
+		if t, ok := f.Tensor(name); !ok || !slices.Equal(t.Dims, dims) {
+			return nil, nil, fmt.Errorf("gguf import: tensor %s missing or not of shape %v (as the metadata says)", name, dims)
+		}
 	}
 	m, err := policy.NewModel(c, 0)
 	if err != nil {
