@@ -9,7 +9,7 @@ import (
 	"github.com/rollout-rl/rollout/policy"
 )
 
-// FileType is general.file_type: the type of most tensors (ggml's
+// fileType is general.file_type: the type of most tensors (ggml's
 // LLAMA_FTYPE numbering).
 func fileType(t Type) uint32 {
 	switch t {

@@ -16,7 +16,7 @@ import (
 	"github.com/rollout-rl/rollout/policy/gguf"
 )
 
-// EnvNodeLlamaCpp names the directory in which node-llama-cpp is installed
+// envNodeLlamaCpp names the directory in which node-llama-cpp is installed
 // (it holds node_modules/node-llama-cpp). When it is set, the llama.cpp
 // test must run: a missing node or package fails it instead of skipping.
 const envNodeLlamaCpp = "ROLLOUT_NODE_LLAMA_CPP"
