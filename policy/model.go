@@ -235,3 +235,7 @@ func (m *Model) TokenEntropies(b *Batch, logits mat.Tensor, temperature float64)
 	}
 	return ag.NewOperator(&tokenEntropy{logits: logits, mask: mask, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
 }
+
+// Values returns the parameter's float32 values in row-major order: the
+// model's own storage, so that writing to it changes the model.
+func (p NamedParam) Values() []float32 { return data(p.Param) }

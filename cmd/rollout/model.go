@@ -1,21 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/gguf"
 )
 
 func newModelCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "model", Short: "Create and inspect policy checkpoints"}
-	cmd.AddCommand(newModelInitCmd(), newModelLogitsCmd(), newModelSampleCmd())
+	cmd.AddCommand(newModelInitCmd(), newModelLogitsCmd(), newModelSampleCmd(), newModelExportCmd())
 	return cmd
 }
 
@@ -173,6 +176,67 @@ func newModelSampleCmd() *cobra.Command {
 	cmd.Flags().Float64Var(&cfg.Temperature, "temperature", 1, "sampling temperature (0: greedy)")
 	cmd.Flags().IntVar(&cfg.TopK, "top-k", 0, "keep the k most probable tokens (0: off)")
 	cmd.Flags().Float64Var(&cfg.TopP, "top-p", 1, "nucleus sampling mass (1: off)")
+	return cmd
+}
+
+func newModelExportCmd() *cobra.Command {
+	var ckpt, format, typ, out, name string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "export --checkpoint DIR --format gguf [--type f32|q8_0] --out FILE",
+		Short: "Write a checkpoint as a GGUF file for llama.cpp, ollama and the tools built on them",
+		Long: `Write a checkpoint as a GGUF file (version 3, Llama architecture) that
+llama.cpp and the tools built on it load: the llama.* hyperparameters, the
+vocabulary as a tokenizer that gives rollout's token ids (BOS is not
+added: prepend token 1, and end a prompt with token 3, SEP, as rollout
+does), and the weights as float32 (--type f32) or 8-bit blocks (q8_0).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "gguf" {
+				return usageError{fmt.Errorf("--format %q: the only export format is gguf (a checkpoint directory already is safetensors)", format)}
+			}
+			t, err := gguf.ParseType(typ)
+			if err != nil || t == gguf.F16 {
+				return usageError{fmt.Errorf("--type %q: want f32 or q8_0", typ)}
+			}
+			if out == "" {
+				return usageError{fmt.Errorf("--out: a file name is required")}
+			}
+			if _, err := os.Stat(out); err == nil && !force {
+				return usageError{fmt.Errorf("--out %s: exists: choose another name or add --force to overwrite", out)}
+			}
+			m, tok, err := loadCheckpoint("--checkpoint", ckpt)
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				name = filepath.Base(filepath.Clean(ckpt))
+			}
+			f, err := gguf.Export(m, tok, t, name)
+			if err != nil {
+				return usageError{err}
+			}
+			var b bytes.Buffer
+			if _, err := f.WriteTo(&b); err != nil {
+				return err
+			}
+			tmp := out + ".tmp"
+			if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+				return fmt.Errorf("export %s: %w", out, err)
+			}
+			if err := os.Rename(tmp, out); err != nil {
+				return fmt.Errorf("export %s: %w", out, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: GGUF, llama architecture, %d tensors, weights %s, %d bytes\n", out, len(f.Tensors), t, b.Len())
+			return nil
+		},
+	}
+	checkpointFlag(cmd, &ckpt)
+	cmd.Flags().StringVar(&format, "format", "gguf", "file format: gguf")
+	cmd.Flags().StringVar(&typ, "type", "f32", "weight type: f32 or q8_0 (norm weights stay f32)")
+	cmd.Flags().StringVar(&out, "out", "", "file to write")
+	cmd.Flags().StringVar(&name, "name", "", "general.name of the file (default: the checkpoint directory's name)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing --out file")
 	return cmd
 }
 
