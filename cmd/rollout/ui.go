@@ -83,7 +83,6 @@ func newUIHandler(path string) (*ui.Handler, error) {
 			return st, nil
 		},
 		Report: reportOptions(),
-		Range:  unitRange,
 		TokenText: func(id int) string {
 			if s, err := tok.Decode([]int{id}); err == nil {
 				return s
