@@ -139,6 +139,8 @@ type Curve struct {
 	// Clipped is true when the band was clipped to the metric's range
 	// (PlotOptions.Range), which every recorded value lies in.
 	Clipped bool
+	// Baseline is, on a diff plot, the variant (or group) subtracted.
+	Baseline string
 	// Unpaired lists, on a diff plot, the seeds run for only one of the
 	// variant and the baseline: left out, since they have no partner.
 	Unpaired []int64
@@ -256,12 +258,15 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 		if kind == KindDiff {
 			if ser, unpaired = pairedDiffs(series[i], series[base], opts.X); len(ser) == 0 {
 				// Nothing to draw, but said (CurveNotes).
-				curves = append(curves, Curve{Variant: g.name, Index: g.index, Unpaired: unpaired})
+				curves = append(curves, Curve{Variant: g.name, Index: g.index, Unpaired: unpaired, Baseline: groups[base].name})
 				continue
 			}
 		}
 		c := curve(g.name, ser, opts)
 		c.Index, c.Unpaired, c.Clipped = g.index, unpaired, clip
+		if base >= 0 {
+			c.Baseline = groups[base].name
+		}
 		if clip {
 			for j := range c.Lo {
 				c.Lo[j], c.Hi[j] = math.Max(c.Lo[j], lo), math.Min(c.Hi[j], hi)
@@ -607,23 +612,7 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 	}
 	ylabel := info.AxisLabel()
 	if kind == KindDiff {
-		exp, err := src.Experiment(experiment)
-		if err != nil {
-			return nil, fmt.Errorf("plot: %w", err)
-		}
-		runs, err := src.Runs(experiment)
-		if err != nil {
-			return nil, fmt.Errorf("plot: %w", err)
-		}
-		groups, err := curveGroups(exp, runs, opts)
-		if err != nil {
-			return nil, fmt.Errorf("plot: %w", err)
-		}
-		b, err := baselineGroup(exp, groups, opts.Baseline)
-		if err != nil {
-			return nil, fmt.Errorf("plot: %w", err)
-		}
-		fig.Baseline = groups[b].name
+		fig.Baseline = curves[0].Baseline
 		fig.Title += " — difference from " + fig.Baseline
 		ylabel = "Δ " + ylabel
 	}
