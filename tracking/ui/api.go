@@ -90,8 +90,8 @@ type ExperimentSummary struct {
 	// Colours are the variants' colours (report.Palette, by the
 	// experiment's variant order), as #rrggbb: those of `rollout plot`.
 	Colours []string `json:"colours"`
-	Seeds    []int64  `json:"seeds"`
-	Runs     int      `json:"runs"`
+	Seeds   []int64  `json:"seeds"`
+	Runs    int      `json:"runs"`
 	// Status counts the runs by status.
 	Status map[tracking.RunStatus]int `json:"status"`
 	// StepsDone sums the runs' last committed steps (step 0 is the base
