@@ -304,3 +304,36 @@ func TestCurveNotes(t *testing.T) {
 		t.Errorf("without a mark metric: %v (marked %v), want the rows' token counts", marks, marked)
 	}
 }
+
+// More than five variants: one panel per variant, on one y range, with no
+// legend (the panels are titled), and the figure still saves.
+func TestSmallMultiples(t *testing.T) {
+	s := newStore(t)
+	names := []string{"a", "b", "c", "d", "e", "f"}
+	s.PutExperiment(tracking.Experiment{Name: "e", Variants: names})
+	for i, v := range names {
+		for seed := int64(1); seed <= 2; seed++ {
+			id := fmt.Sprintf("%s%d", v, seed)
+			addRun(t, s, "e", id, v, seed, "v: "+v+"\n")
+			for step := 0; step < 3; step++ {
+				commit(t, s, id, step, int64(100*step), map[string]float64{"eval/acc": 0.1*float64(i) + 0.01*float64(seed)*float64(step)})
+			}
+			finish(t, s, id)
+		}
+	}
+	fig, err := Plot(s, "e", PlotOptions{Metric: "eval/acc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fig.Panels) != len(names) || fig.Columns != 3 || fig.Entries != 0 {
+		t.Fatalf("%d panels in %d columns, %d legend entries; want 6, 3, 0", len(fig.Panels), fig.Columns, fig.Entries)
+	}
+	for i, p := range fig.Panels {
+		if p.Title.Text != names[i] || p.Y.Min != fig.Panels[0].Y.Min || p.Y.Max != fig.Panels[0].Y.Max {
+			t.Errorf("panel %d: title %q, y [%v, %v]", i, p.Title.Text, p.Y.Min, p.Y.Max)
+		}
+	}
+	if err := fig.Save(filepath.Join(t.TempDir(), "m.png"), 0, 0, 72); err != nil {
+		t.Fatal(err)
+	}
+}
