@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // setSelect chooses a value of a <select> or <input> by id, as a person
@@ -39,6 +41,25 @@ func TestBrowserViews(t *testing.T) {
 		shots = t.TempDir()
 	}
 	path, w := fixture(t, false)
+	// A second experiment to compare with: one variant, two seeds.
+	if err := w.PutExperiment(tracking.Experiment{Name: "exp2", Config: "name: exp2\n", Variants: []string{"flat"}}); err != nil {
+		t.Fatal(err)
+	}
+	for seed := int64(1); seed <= 2; seed++ {
+		id := "exp2-flat-" + strconv.FormatInt(seed, 10)
+		if _, err := w.BeginRun(tracking.Run{ID: id, Experiment: "exp2", Variant: "flat", Seed: seed, Config: fixtureConfig("flat"), Version: "test", TotalSteps: 2, Start: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for step := 0; step <= 2; step++ {
+			m := map[string]float64{"reward/mean": 0.05 * float64(step+int(seed))}
+			if err := w.CommitStep(id, tracking.StepRecord{Step: step, Tokens: fixtureTokens(seed, step), Metrics: m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.EndRun(id, tracking.StatusFinished, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w.Close()
 	h := newHandler(t, path)
 	srv := httptest.NewServer(h)
@@ -119,6 +140,20 @@ func TestBrowserViews(t *testing.T) {
 		waitFor(t, ctx, `document.querySelectorAll('#curves svg g.series').length === 2`, 10*time.Second)
 	})
 
+	t.Run("another experiment", func(t *testing.T) {
+		setSelect(t, ctx, "compare-exp", "exp2")
+		waitFor(t, ctx, `document.querySelector('#curves svg g.series[data-variant="exp2/flat"]') !== null`, 10*time.Second)
+		if got := seriesShown(t, ctx); !slices.Equal(got, []string{"flat", "tree", "exp2/flat"}) {
+			t.Errorf("compared with exp2: %v", got)
+		}
+		if dash := eval[string](t, ctx, `document.querySelector('#curves svg g.series[data-variant="exp2/flat"] polyline.mean').getAttribute('stroke-dasharray')`); dash == "" {
+			t.Error("the other experiment's curve is not dashed")
+		}
+		screenshot(t, ctx, shots, "compare.png")
+		setSelect(t, ctx, "compare-exp", "")
+		waitFor(t, ctx, `document.querySelectorAll('#curves svg g.series').length === 2`, 10*time.Second)
+	})
+
 	t.Run("group by and filter", func(t *testing.T) {
 		setSelect(t, ctx, "group-by", "rollout.strategy")
 		waitFor(t, ctx, `document.querySelector('#curves svg g.series[data-variant="entropy_tree"]') !== null`, 10*time.Second)
@@ -156,7 +191,8 @@ func TestBrowserViews(t *testing.T) {
 	})
 
 	t.Run("config diff and notes", func(t *testing.T) {
-		show(t, ctx, "#/exp/exp", `document.querySelector('#diff-table tr[data-key="rollout.strategy"]') !== null`)
+		eval[chromedp.Void](t, ctx, `document.getElementById('app').replaceChildren()`) // no element of the page before
+		show(t, ctx, "#/exp/exp", `document.querySelector('#diff-table tr[data-key="rollout.strategy"]') !== null && document.querySelector('#runs tr[data-run="tree-1"]') !== null`)
 		if row := eval[string](t, ctx, `document.querySelector('#diff-table tr[data-key="rollout.strategy"]').textContent`); row != "rollout.strategyflatentropy_tree" {
 			t.Errorf("diff row %q", row)
 		}
@@ -168,6 +204,7 @@ func TestBrowserViews(t *testing.T) {
 	})
 
 	t.Run("sample table", func(t *testing.T) {
+		eval[chromedp.Void](t, ctx, `document.getElementById('app').replaceChildren()`)
 		show(t, ctx, "#/run/tree-1?step=1", `document.querySelectorAll('#sample-table tbody tr').length === 5`)
 		rows := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('#sample-table tbody tr')).map(r => Array.from(r.cells).slice(0, 6).map(c => c.textContent).join('|'))`)
 		want := []string{"0|0|1+2=|301|0|-1", "0|1|1+2=|3|1|0.5", "0|2|1+2=|34|0|0.22 [-0.2, 0.5]", "1|0|2+2=|4|1|0", "1|1|2+2=|4|1|0"}
