@@ -66,8 +66,9 @@ type Options struct {
 	// minimised metrics, the training-FLOP metric), as `rollout report`
 	// has them; the request sets Metrics, At and Baseline.
 	Report report.Options
-	// Range, when not nil, gives a metric's possible range: curve bands
-	// are clipped to it (report.PlotOptions.Range).
+	// Range gives a metric's possible range: curve bands are clipped to
+	// it (report.PlotOptions.Range); nil means the registry's
+	// (report.MetricRange), as `rollout plot` has it.
 	Range func(metric string) (lo, hi float64, ok bool)
 	// TokenText is the display text of one token id; nil shows the id.
 	TokenText func(id int) string
