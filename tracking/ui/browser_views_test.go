@@ -102,14 +102,22 @@ func TestBrowserViews(t *testing.T) {
 				screenshot(t, ctx, shots, "at-tokens.png")
 			}
 		}
-		// A point no run has: the error is shown, inside its box.
-		setSelect(t, ctx, "at-kind", "tokens")
-		setSelect(t, ctx, "at-arg", "150")
-		waitFor(t, ctx, `document.querySelector('#report .error') !== null`, 10*time.Second)
-		fits := eval[bool](t, ctx, `(() => { const e = document.querySelector('#report .error'); const b = e.getBoundingClientRect(), p = document.getElementById('app').getBoundingClientRect();
-			return e.scrollWidth <= e.clientWidth && b.right <= p.right + 1; })()`)
-		if !fits {
-			t.Errorf("the error %q overflows its box", eval[string](t, ctx, `document.querySelector('#report .error').textContent`))
+		// Points no run has (a token count between the marks; training
+		// FLOPs, which the fixture does not record): the report's error is
+		// shown, inside its box.
+		for _, tc := range []struct{ kind, arg, want string }{
+			{"train_flops", "1e12", "recorded no budget/train_flops_cum"},
+			{"tokens", "150", "token marks where every run has a row of eval/acc: 0, 200"},
+		} {
+			setSelect(t, ctx, "at-kind", tc.kind)
+			setSelect(t, ctx, "at-arg", tc.arg)
+			waitFor(t, ctx, `(document.querySelector('#report .error') || {}).textContent?.includes(`+strconv.Quote(tc.want)+`)`, 10*time.Second)
+			msg := eval[string](t, ctx, `document.querySelector('#report .error').textContent`)
+			fits := eval[bool](t, ctx, `(() => { const e = document.querySelector('#report .error'); const b = e.getBoundingClientRect(), p = document.getElementById('app').getBoundingClientRect();
+				return e.scrollWidth <= e.clientWidth && b.right <= p.right + 1; })()`)
+			if !fits || !strings.Contains(msg, tc.want) {
+				t.Errorf("at %s:%s: error %q (fits its box: %v), want it to say %q", tc.kind, tc.arg, msg, fits, tc.want)
+			}
 		}
 		screenshot(t, ctx, shots, "at-error.png")
 		setSelect(t, ctx, "at-kind", "final")
