@@ -141,6 +141,11 @@ type Curve struct {
 	Clipped bool
 	// Baseline is, on a diff plot, the variant (or group) subtracted.
 	Baseline string
+	// Runs is the number of the variant's runs, those that recorded no
+	// value of the metric (yet) included.
+	Runs int
+	// NotDrawn says why a curve without points has none.
+	NotDrawn string
 	// Unpaired lists, on a diff plot, the seeds run for only one of the
 	// variant and the baseline: left out, since they have no partner.
 	Unpaired []int64
@@ -251,19 +256,30 @@ func Curves(src Source, experiment string, opts PlotOptions) ([]Curve, error) {
 	}
 	var curves []Curve
 	for i, g := range groups {
-		if len(series[i]) == 0 || i == base || len(opts.Variants) > 0 && !slices.Contains(opts.Variants, g.name) {
+		if i == base || len(opts.Variants) > 0 && !slices.Contains(opts.Variants, g.name) {
+			continue
+		}
+		// A curve with nothing to draw is kept, empty, so that the notes
+		// say why (CurveNotes).
+		empty := Curve{Variant: g.name, Index: g.index, Runs: len(g.runs)}
+		if base >= 0 {
+			empty.Baseline = groups[base].name
+		}
+		if len(series[i]) == 0 {
+			empty.NotDrawn = "no run recorded " + opts.Metric
+			curves = append(curves, empty)
 			continue
 		}
 		ser, unpaired := series[i], []int64(nil)
 		if kind == KindDiff {
 			if ser, unpaired = pairedDiffs(series[i], series[base], opts.X); len(ser) == 0 {
-				// Nothing to draw, but said (CurveNotes).
-				curves = append(curves, Curve{Variant: g.name, Index: g.index, Unpaired: unpaired, Baseline: groups[base].name})
+				empty.Unpaired, empty.NotDrawn = unpaired, "no seed shared with the baseline"
+				curves = append(curves, empty)
 				continue
 			}
 		}
 		c := curve(g.name, ser, opts)
-		c.Index, c.Unpaired, c.Clipped = g.index, unpaired, clip
+		c.Index, c.Unpaired, c.Clipped, c.Runs = g.index, unpaired, clip, len(g.runs)
 		if base >= 0 {
 			c.Baseline = groups[base].name
 		}
@@ -860,8 +876,11 @@ func CurveNotes(curves []Curve, x XAxis, kind PlotKind) []string {
 		if k := c.Partial(); k > 0 {
 			parts = append(parts, fmt.Sprintf("%d of %d points average fewer than its %d %s", k, len(c.X), c.Seeds, unit))
 		}
-		if len(c.X) == 0 {
-			parts = append(parts, "not drawn: no seed shared with the baseline")
+		if c.NotDrawn != "" {
+			parts = append(parts, "not drawn: "+c.NotDrawn)
+		}
+		if k := c.Runs - c.Seeds; len(c.X) > 0 && kind == KindCurves && k > 0 {
+			parts = append(parts, fmt.Sprintf("%d of its %d runs recorded no value yet", k, c.Runs))
 		}
 		if len(c.Unpaired) > 0 {
 			seeds := make([]string, len(c.Unpaired))

@@ -254,7 +254,7 @@ func TestBandsInRange(t *testing.T) {
 // draw and the points over fewer seeds, and the notes say so.
 func TestCurveNotes(t *testing.T) {
 	s := newStore(t)
-	s.PutExperiment(tracking.Experiment{Name: "e", Variants: []string{"a", "b"}, Baseline: "a"})
+	s.PutExperiment(tracking.Experiment{Name: "e", Variants: []string{"a", "b", "c"}, Baseline: "a"})
 	// Evaluations at token marks 0, 100, 200 fall on different steps per
 	// seed; seed 2 of a also evaluates at step 5 (off every mark).
 	evalSteps := map[string][]int{"a1": {0, 2, 4}, "a2": {0, 2, 4, 5}, "b1": {0, 3, 6}, "b2": {0, 4, 8}}
@@ -269,6 +269,12 @@ func TestCurveNotes(t *testing.T) {
 		}
 		finish(t, s, id)
 	}
+	// Variant c's run has not recorded eval/acc yet; b's third run neither.
+	for _, id := range []string{"c1", "b3"} {
+		addRun(t, s, "e", id, id[:1], int64(id[1]-'0'), "v: "+id[:1]+"\n")
+		commit(t, s, id, 0, 0, map[string]float64{"reward/mean": 0})
+	}
+	cNote := "c: not drawn: no run recorded eval/acc"
 	tests := []struct {
 		x     XAxis
 		kind  PlotKind
@@ -277,12 +283,12 @@ func TestCurveNotes(t *testing.T) {
 	}{
 		{XStep, KindCurves, []string{
 			"a: 1 of 7 recorded values not drawn (at steps not every seed recorded)",
-			"b: 4 of 5 points average fewer than its 2 seeds",
+			"b: 4 of 5 points average fewer than its 2 seeds; 1 of its 3 runs recorded no value yet", cNote,
 		}, "mean ± 95% CI (t-interval) over n = 2 seeds at every point (b: 1–2)"},
 		// a2's last evaluation, past a1's end, is a point of its own.
-		{XTokens, KindCurves, []string{"a: 1 of 4 points average fewer than its 2 seeds"},
+		{XTokens, KindCurves, []string{"a: 1 of 4 points average fewer than its 2 seeds", "b: 1 of its 3 runs recorded no value yet", cNote},
 			"mean ± 95% CI (t-interval) over n = 2 seeds at every point (a: 1–2)"},
-		{XTokens, KindDiff, nil, "mean paired difference (variant − baseline, same seed) ± 95% CI (paired t-interval) over n = 2 seed pairs at every point"},
+		{XTokens, KindDiff, []string{cNote}, "mean paired difference (variant − baseline, same seed) ± 95% CI (paired t-interval) over n = 2 seed pairs at every point"},
 	}
 	for _, tc := range tests {
 		fig, err := Plot(s, "e", PlotOptions{Metric: "eval/acc", X: tc.x, Kind: tc.kind, MarkMetric: "eval/tokens_mark"})
