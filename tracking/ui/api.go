@@ -197,9 +197,13 @@ type ExperimentDetail struct {
 	// XAxis is the experiment's budget axis, the curves' default: tokens
 	// when its evaluations fall on token marks, else step.
 	XAxis string `json:"x_axis"`
-	// RunConfigs are each run's resolved config flattened to dotted keys
-	// (train.lr, rollout.strategy), by run ID: what curves can be grouped
-	// by and filtered on.
+	// ConfigKeys are the keys of the runs' resolved configs flattened to
+	// dotted keys (train.lr, rollout.strategy), each with its distinct
+	// values, sorted, "(absent)" among them when some run's config lacks
+	// the key: what curves can be grouped by and filtered on.
+	ConfigKeys map[string][]string `json:"config_keys"`
+	// RunConfigs are, by run ID, the values of the keys whose value
+	// differs between runs.
 	RunConfigs map[string]map[string]string `json:"run_configs"`
 	// Notes are the notes on the experiment's runs (`rollout note`).
 	Notes []tracking.Note `json:"notes"`
@@ -232,11 +236,12 @@ func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
 		return nil, err
 	}
 	d := ExperimentDetail{Experiment: e, Summary: summarize(e, runs), Runs: runs, Metrics: []string{}, DefaultMetrics: []string{},
-		MetricInfo: map[string]MetricInfo{}, RunConfigs: map[string]map[string]string{}}
+		MetricInfo: map[string]MetricInfo{}, ConfigKeys: map[string][]string{}, RunConfigs: map[string]map[string]string{}}
 	if d.Runs == nil {
 		d.Runs = []tracking.Run{}
 	}
 	ids := make([]string, len(runs))
+	flat := make([]map[string]string, len(runs))
 	for i, run := range runs {
 		ids[i] = run.ID
 		names, err := st.MetricNames(run.ID)
@@ -248,8 +253,17 @@ func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
 				d.Metrics = append(d.Metrics, n)
 			}
 		}
-		if d.RunConfigs[run.ID], err = flatConfig(run.Config); err != nil {
+		if flat[i], err = flatConfig(run.Config); err != nil {
 			return nil, fmt.Errorf("run %s: config: %w", run.ID, err)
+		}
+	}
+	d.ConfigKeys = configKeys(flat)
+	for i, run := range runs {
+		d.RunConfigs[run.ID] = map[string]string{}
+		for k, vs := range d.ConfigKeys {
+			if v, ok := flat[i][k]; ok && len(vs) > 1 {
+				d.RunConfigs[run.ID][k] = v
+			}
 		}
 	}
 	slices.Sort(d.Metrics)
@@ -283,6 +297,33 @@ func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
 	}
 	return d, nil
 }
+
+// configKeys lists each key of the flattened configs with its distinct
+// values, sorted, "(absent)" among them when a config lacks the key.
+func configKeys(flat []map[string]string) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range flat {
+		for k, v := range c {
+			if !slices.Contains(out[k], v) {
+				out[k] = append(out[k], v)
+			}
+		}
+	}
+	for k := range out {
+		for _, c := range flat {
+			if _, ok := c[k]; !ok {
+				out[k] = append(out[k], absent)
+				break
+			}
+		}
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// absent is the value of a config key a run's config lacks, as
+// tracking.DiffConfigs writes it; filters and groups match it.
+const absent = "(absent)"
 
 // flatConfig is a resolved config text as dotted key → value.
 func flatConfig(text string) (map[string]string, error) {
@@ -440,7 +481,7 @@ func (h *Handler) curves(st *tracking.Store, r *http.Request) (any, error) {
 			opts.Runs = func(run tracking.Run) bool {
 				c := flat(run)
 				for k, v := range filters {
-					if got, ok := c[k]; !ok && v != "(absent)" || ok && got != v {
+					if got, ok := c[k]; !ok && v != absent || ok && got != v {
 						return false
 					}
 				}
@@ -452,7 +493,7 @@ func (h *Handler) curves(st *tracking.Store, r *http.Request) (any, error) {
 				if v, ok := flat(run)[group]; ok {
 					return v
 				}
-				return "(absent)"
+				return absent
 			}
 		}
 	}

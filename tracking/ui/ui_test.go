@@ -127,8 +127,11 @@ func TestEndpoints(t *testing.T) {
 			if want := []int64{0, 200}; !slices.Equal(got.TokenMarks, want) || !got.TokenMarksRecorded || got.XAxis != "tokens" {
 				t.Fatalf("token marks %v (recorded %v), x axis %q; want %v, recorded, tokens", got.TokenMarks, got.TokenMarksRecorded, got.XAxis, want)
 			}
-			if c := got.RunConfigs["tree-1"]; c["rollout.strategy"] != "entropy_tree" || c["train.lr"] != "0.001" {
-				t.Fatalf("tree-1's flattened config %v", c)
+			if c := got.RunConfigs["tree-1"]; len(c) != 1 || c["rollout.strategy"] != "entropy_tree" {
+				t.Fatalf("tree-1's varying config keys %v, want rollout.strategy alone", c)
+			}
+			if want := map[string][]string{"rollout.strategy": {"entropy_tree", "flat"}, "train.lr": {"0.001"}}; !reflect.DeepEqual(got.ConfigKeys, want) {
+				t.Fatalf("config keys %v, want %v", got.ConfigKeys, want)
 			}
 			if m := got.MetricInfo["eval/acc"]; m.Lo != 0 || m.Hi != 1 || m.AxisText != "evaluation accuracy (share)" {
 				t.Fatalf("eval/acc's registry entry %+v", m)

@@ -353,15 +353,10 @@ async function experimentPage(main, name, params) {
 
   // Config keys to group by and filter on: those whose value differs
   // between runs first, then the rest.
-  const keyValues = new Map();
-  for (const cfg of Object.values(detail.run_configs)) for (const [k, v] of Object.entries(cfg)) {
-    if (!keyValues.has(k)) keyValues.set(k, new Set());
-    keyValues.get(k).add(v);
-  }
-  const nRuns = Object.keys(detail.run_configs).length;
-  const varies = k => keyValues.get(k).size > 1 || Object.values(detail.run_configs).some(c => !(k in c));
-  const keys = [...keyValues.keys()].sort((a, b) => (varies(b) - varies(a)) || a.localeCompare(b));
-  const keyOptions = sel => keys.map(k => el('option', {value: k, selected: k === sel}, k + (varies(k) ? ` (${keyValues.get(k).size} values)` : '')));
+  const keyValues = detail.config_keys;
+  const varies = k => keyValues[k].length > 1;
+  const keys = Object.keys(keyValues).sort((a, b) => (varies(b) - varies(a)) || a.localeCompare(b));
+  const keyOptions = sel => keys.map(k => el('option', {value: k, selected: k === sel}, k + (varies(k) ? ` (${keyValues[k].length} values)` : '')));
 
   const curveMetric = el('select', {id: 'curve-metric', onchange: () => { state.curveMetric = curveMetric.value; save(); drawCurves(); }},
     detail.metrics.map(mn => el('option', {value: mn, selected: mn === state.curveMetric}, mn)));
@@ -380,9 +375,7 @@ async function experimentPage(main, name, params) {
     const k = filterKey.value;
     filterVal.hidden = !k;
     if (!k) return;
-    const vals = [...keyValues.get(k)].sort();
-    if (Object.values(detail.run_configs).some(c => !(k in c))) vals.push('(absent)');
-    filterVal.replaceChildren(el('option', {value: ''}, 'value…'), ...vals.map(v => el('option', {value: v}, v)));
+    filterVal.replaceChildren(el('option', {value: ''}, 'value…'), ...keyValues[k].map(v => el('option', {value: v}, v)));
   }
   const filterChips = el('span', {id: 'filters'});
   function drawFilters() {
