@@ -698,6 +698,12 @@ func Plot(src Source, experiment string, opts PlotOptions) (*Figure, error) {
 	}
 	for _, p := range fig.Panels {
 		if clip && drawn[0].Clipped {
+			if p.Y.Min == p.Y.Max {
+				// A flat line (every value 0, say): gonum would widen the
+				// axis by 1 each way, out of the range; widen it inside.
+				d := math.Max(math.Abs(p.Y.Min)*0.1, 0.05)
+				p.Y.Min, p.Y.Max = p.Y.Min-d, p.Y.Max+d
+			}
 			p.Y.Min, p.Y.Max = math.Max(p.Y.Min, lo), math.Min(p.Y.Max, hi)
 		}
 		if kind == KindDiff {

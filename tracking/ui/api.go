@@ -555,6 +555,8 @@ type RunDetail struct {
 	Run     tracking.Run    `json:"run"`
 	Metrics []string        `json:"metrics"`
 	Notes   []tracking.Note `json:"notes"`
+	// MetricInfo is the registry's label, unit and range of each metric.
+	MetricInfo map[string]MetricInfo `json:"metric_info"`
 }
 
 func (h *Handler) run(st *tracking.Store, r *http.Request) (any, error) {
@@ -576,7 +578,11 @@ func (h *Handler) run(st *tracking.Store, r *http.Request) (any, error) {
 	if notes == nil {
 		notes = []tracking.Note{}
 	}
-	return RunDetail{Run: run, Metrics: names, Notes: notes}, nil
+	info := make(map[string]MetricInfo, len(names))
+	for _, n := range names {
+		info[n] = metricInfo(n)
+	}
+	return RunDetail{Run: run, Metrics: names, Notes: notes, MetricInfo: info}, nil
 }
 
 // StepMetrics is one step's metric record on the metrics endpoint.

@@ -639,7 +639,9 @@ async function runPage(main, id, params) {
     const colour = PALETTE[0];
     charts.replaceChildren(...detail.metrics.map(mn => {
       const pts = rows.filter(row => mn in row.values);
-      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}], {width: 330, height: 190, title: mn, integerX: state.x !== 'time'});
+      const info = detail.metric_info[mn] || {};
+      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}],
+        {width: 330, height: 190, title: mn + (info.unit ? ` (${info.unit})` : ''), metric: mn, integerX: state.x !== 'time', range: [info.lo ?? null, info.hi ?? null]});
     }));
   }
 
