@@ -204,6 +204,18 @@ func TestPlotLooks(t *testing.T) {
 // and 0.1 have a t-interval far below 0, drawn from 0; the paired
 // differences' band stays in [-1, 1].
 func TestBandsInRange(t *testing.T) {
+	// A flat line at the range's end keeps its axis inside the range.
+	z := newStore(t)
+	addRun(t, z, "z", "z1", "v", 1, "")
+	commit(t, z, "z1", 0, 0, map[string]float64{"eval/acc": 0})
+	commit(t, z, "z1", 1, 100, map[string]float64{"eval/acc": 0})
+	fig, err := Plot(z, "z", PlotOptions{Metric: "eval/acc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := fig.Panels[0]; p.Y.Min != 0 || !(p.Y.Max > 0 && p.Y.Max <= 1) {
+		t.Errorf("a flat line at 0: y axis [%v, %v], want [0, something ≤ 1]", p.Y.Min, p.Y.Max)
+	}
 	s := newStore(t)
 	s.PutExperiment(tracking.Experiment{Name: "e", Variants: []string{"a", "b"}, Baseline: "a"})
 	for _, v := range []string{"a", "b"} {
