@@ -19,6 +19,9 @@ func evalMetrics() []string { return []string{"eval/acc", "eval/pass@k", "eval/m
 // accPlot is eval/acc against sampled tokens.
 func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
 
+// Every report plots the metric of each of its checks (the figure its
+// claim is about), besides held-out accuracy.
+
 // Reports returns the suite's reports in the issue's order (1–10); the
 // order in which they were generated is the brief's priority, which
 // Priority gives.
@@ -108,7 +111,7 @@ func stale() Report {
 			{Variant: "stale2_tis", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "stale2_tis", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
 		},
-		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}, {Metric: "wall_s", X: report.XStep}},
 		Minutes: 8,
 	}
 }
@@ -128,7 +131,7 @@ func temperature() Report {
 			{Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
 		},
-		Plots:   []Plot{accPlot()},
+		Plots:   []Plot{accPlot(), {Metric: "tree/unique_responses", X: report.XTokens}},
 		Minutes: 6,
 	}
 }
@@ -153,7 +156,7 @@ func maxLength() Report {
 			{Variant: "cap94_filter", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
 			{Variant: "cap94_penalty", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
 		},
-		Plots:   []Plot{accPlot(), {Metric: "response_length/clip_ratio", X: report.XTokens}},
+		Plots:   []Plot{accPlot(), {Metric: "response_length/mean", X: report.XTokens}, {Metric: "response_length/clip_ratio", X: report.XTokens}},
 		Minutes: 22,
 	}
 }
@@ -281,7 +284,7 @@ func recipe() Report {
 			{Variant: "recipe", Metric: "eval/acc", At: atMid, Want: Higher, Margin: 0.02},
 			{Variant: "recipe", Metric: "wall_s", At: "mean", Want: NotHigher, Margin: 0},
 		},
-		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
+		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}, {Metric: "wall_s", X: report.XStep}},
 		Minutes: 3,
 	}
 }

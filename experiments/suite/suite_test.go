@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,12 @@ func TestReportsAreComplete(t *testing.T) {
 			t.Errorf("report %d %q: incomplete or duplicate", i+1, r.Name)
 		}
 		seen[r.Name] = true
+		// The figure each check's claim is about.
+		for _, c := range r.Checks {
+			if !slices.ContainsFunc(r.Plots, func(p Plot) bool { return p.Metric == c.Metric }) {
+				t.Errorf("report %s: a check on %s, and no plot of it", r.Name, c.Metric)
+			}
+		}
 		raw, err := os.ReadFile(filepath.Join("..", "..", r.Config()))
 		if err != nil {
 			t.Errorf("report %s: %v", r.Name, err)
