@@ -128,14 +128,17 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 		if len(exp.Variants) > 1 {
 			d := opts
 			d.Kind = report.KindDiff
-			if err := report.SavePlot(st, exp.Name, filepath.Join(dir, pl.diffFile(r.Name)), d); err != nil {
-				return "", fmt.Errorf("suite: %s: %w", r.Name, err)
-			}
 			base := exp.Baseline
 			if base == "" {
 				base = exp.Variants[0]
 			}
-			p.f("![%s against %s: each variant minus %s, paired by seed, mean and 95%% paired t-interval](%s)\n\n", pl.Metric, pl.X, base, pl.diffFile(r.Name))
+			// Runs without a shared seed have no paired figure: said, not
+			// dropped, and the curves still follow.
+			if err := report.SavePlot(st, exp.Name, filepath.Join(dir, pl.diffFile(r.Name)), d); err != nil {
+				p.f("No paired-difference figure of %s against %s: %v.\n\n", pl.Metric, pl.X, err)
+			} else {
+				p.f("![%s against %s: each variant minus %s, paired by seed, mean and 95%% paired t-interval](%s)\n\n", pl.Metric, pl.X, base, pl.diffFile(r.Name))
+			}
 		}
 		if err := report.SavePlot(st, exp.Name, filepath.Join(dir, pl.file(r.Name)), opts); err != nil {
 			return "", fmt.Errorf("suite: %s: %w", r.Name, err)
