@@ -98,7 +98,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newServeCmd(), newPassrateCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
-	root.AddCommand(newUICmd())
+	root.AddCommand(newUICmd(), newNoteCmd())
 	markUsageErrors(root)
 	return root
 }

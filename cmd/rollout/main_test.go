@@ -231,6 +231,25 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	if b, _ := os.ReadFile(png); !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Fatal("plot wrote no PNG")
 	}
+	// The paired differences from the baseline, on the experiment's budget
+	// axis (no --x).
+	code, out, e = rollout(t, "plot", "cli", "--metric", "eval/acc", "--kind", "diff", "--out", filepath.Join(dir, "d.svg"), "--store", store)
+	if code != 0 || !strings.Contains(out, "wrote "+filepath.Join(dir, "d.svg")+" (x: ") {
+		t.Fatalf("plot --kind diff: exit %d\n%s%s", code, out, e)
+	}
+	if code, _, e := rollout(t, "plot", "cli", "--metric", "eval/acc", "--kind", "pie", "--out", filepath.Join(dir, "k.png"), "--store", store); code != 2 || !strings.Contains(e, `--kind "pie"`) {
+		t.Errorf("plot --kind pie: exit %d: %s", code, e)
+	}
+	// Notes on a run: added, listed, an empty one refused.
+	if code, out, e := rollout(t, "note", runs[0].ID, "diverged", "early", "--store", store); code != 0 || !strings.Contains(out, "noted on run "+runs[0].ID) {
+		t.Fatalf("note: exit %d\n%s%s", code, out, e)
+	}
+	if code, out, _ := rollout(t, "note", runs[0].ID, "--store", store); code != 0 || !strings.HasSuffix(out, "  diverged early\n") {
+		t.Errorf("note listing: exit %d: %q", code, out)
+	}
+	if code, _, e := rollout(t, "note", runs[0].ID, " ", "--store", store); code != 2 || !strings.Contains(e, "empty text") {
+		t.Errorf("empty note: exit %d: %s", code, e)
+	}
 	// Refusals before any file is made: groups as CSV, an unknown variant.
 	outFile := filepath.Join(dir, "groups.csv")
 	if code, _, e := rollout(t, "export", "cli", "--what", "groups", "--format", "csv", "--out", outFile, "--store", store); code != 2 || !strings.Contains(e, "only as jsonl") {

@@ -25,28 +25,10 @@ import (
 func reportOptions() report.Options {
 	return report.Options{
 		DefaultMetrics: []string{"eval/acc", "reward/mean"},
-		Minimize:       lowerIsBetter,
+		Minimize:       report.MetricMinimize,
 		FLOPsMetric:    "budget/train_flops_cum",
 		MarkMetric:     "eval/tokens_mark",
 	}
-}
-
-// unitRange says which metrics are shares or probabilities, in [0, 1]:
-// accuracies, pass@k, maj@k, fractions and ratios of counts. Plots clip
-// their bands to it.
-func unitRange(metric string) (lo, hi float64, ok bool) {
-	for _, s := range []string{"eval/acc", "eval/pass@", "eval/maj@", "_frac", "clip_ratio", "clipfrac"} {
-		if strings.Contains(metric, s) {
-			return 0, 1, true
-		}
-	}
-	return 0, 0, false
-}
-
-// lowerIsBetter says which metrics are minimised: losses, KL divergences
-// and timings.
-func lowerIsBetter(metric string) bool {
-	return strings.Contains(metric, "loss") || strings.Contains(metric, "kl") || strings.Contains(metric, "timing")
 }
 
 // openRead opens the store for a reading command: read-only, and while a
@@ -211,24 +193,38 @@ resolved configs are never pooled: the report refuses them.`,
 }
 
 func newPlotCmd() *cobra.Command {
-	var store, metric, x, out string
+	var store, metric, x, out, kind, baseline string
 	var variants []string
 	var width, height float64
 	var dpi int
 	cmd := &cobra.Command{
-		Use:   "plot EXPERIMENT --metric M [--x step|tokens|time] --out FILE.png|.svg [--width CM --height CM --dpi N]",
-		Short: "Plot a metric per variant: mean over seeds with a 95% band (markers at token marks)",
+		Use:   "plot EXPERIMENT --metric M [--x step|tokens|time] [--kind curves|diff] --out FILE.png|.svg [--width CM --height CM --dpi N]",
+		Short: "Plot a metric per variant: mean over seeds with a 95% band, or paired differences from the baseline",
 		Long: `Plots a metric of every variant (or of --variant ones) against steps, sampled tokens or
-wall time: the mean over seeds with a shaded 95% t-interval band (clipped to [0, 1] for
-accuracies, pass@k, maj@k and fractions), a marker at each evaluation mark on the tokens
-axis, a colour fixed per variant whatever subset is drawn, integer ticks on the step axis, a
-caption with the number of seeds, and the legend below the data. Figures are 16 × 10 cm, PNG
-at 300 dpi, by default.`,
+wall time (default: the experiment's budget axis, tokens when its evaluations fall on token
+marks, else steps). --kind curves (default) draws the mean over seeds with a shaded 95%
+t-interval band; --kind diff draws each variant minus the baseline (--baseline, default the
+config's), seed by seed, with the mean and its paired 95% t-interval: the figure of the
+paired tests rollout report makes. Bands are clipped to the metric's range (accuracies,
+pass@k and shares in [0, 1], times and counts ≥ 0) unless a recorded value leaves it. Each
+variant has a colour fixed by the experiment's variant order (one colour-blind-safe palette,
+shared with the dashboard); the y axis names the metric with its unit; above five variants
+each gets its own panel. The caption gives the number of seeds behind every point, and
+notes under the legend say what a curve leaves out (values at steps not every seed
+recorded, beyond the range every seed covers, seeds without a partner). Figures are 16 cm
+wide, PNG at 300 dpi, by default.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			xa, err := report.ParseXAxis(x)
+			var xa report.XAxis
+			if x != "" {
+				var err error
+				if xa, err = report.ParseXAxis(x); err != nil {
+					return usageError{fmt.Errorf("--x: %w", err)}
+				}
+			}
+			k, err := report.ParsePlotKind(kind)
 			if err != nil {
-				return usageError{fmt.Errorf("--x: %w", err)}
+				return usageError{err}
 			}
 			if metric == "" || out == "" {
 				return usageError{fmt.Errorf("--metric and --out are required")}
@@ -240,22 +236,37 @@ at 300 dpi, by default.`,
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
 			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
-				opts := report.PlotOptions{Metric: metric, X: xa, Variants: variants, Range: unitRange, MarkMetric: reportOptions().MarkMetric,
+				marks := reportOptions().MarkMetric
+				if xa == "" {
+					if xa, err = report.BudgetAxis(st, args[0], marks); err != nil {
+						return err
+					}
+				}
+				opts := report.PlotOptions{Metric: metric, X: xa, Kind: k, Baseline: baseline, Variants: variants, MarkMetric: marks,
 					Width: vg.Length(width) * vg.Centimeter, Height: vg.Length(height) * vg.Centimeter, DPI: dpi}
-				if err := report.SavePlot(st, args[0], out, opts); err != nil {
+				fig, err := report.Plot(st, args[0], opts)
+				if err != nil {
 					return usageError{err}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", out)
+				if err := fig.Save(out, opts.Width, opts.Height, dpi); err != nil {
+					return usageError{fmt.Errorf("plot %s: %w", out, err)}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (x: %s)\n", out, xa)
+				for _, n := range fig.Notes {
+					fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", n)
+				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&metric, "metric", "", "metric to plot")
-	cmd.Flags().StringVar(&x, "x", "step", "horizontal axis: step, tokens or time")
+	cmd.Flags().StringVar(&x, "x", "", "horizontal axis: step, tokens or time (default: tokens when evaluations fall on token marks, else step)")
+	cmd.Flags().StringVar(&kind, "kind", "curves", "curves (mean over seeds) or diff (variant minus baseline, paired by seed)")
+	cmd.Flags().StringVar(&baseline, "baseline", "", "variant --kind diff subtracts (default: the config's baseline)")
 	cmd.Flags().StringVar(&out, "out", "", "output file (.png or .svg)")
 	cmd.Flags().StringArrayVar(&variants, "variant", nil, "only these variants (repeatable; each keeps its colour)")
 	cmd.Flags().Float64Var(&width, "width", 16, "figure width in cm")
-	cmd.Flags().Float64Var(&height, "height", 0, "figure height in cm (0: 10 cm plus the legend)")
+	cmd.Flags().Float64Var(&height, "height", 0, "figure height in cm (0: fit the panels, legend and notes)")
 	cmd.Flags().IntVar(&dpi, "dpi", 300, "resolution of a PNG in dots per inch")
 	storeFlag(cmd, &store)
 	return cmd

@@ -18,6 +18,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/experiments/suite"
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
 )
 
 // suiteArgs are rollout suite's arguments and flags.
@@ -222,7 +223,7 @@ func suiteCommand(a suiteArgs, name string) string {
 
 // suiteMeta describes the program and machine writing the reports.
 func suiteMeta(store string) suite.Meta {
-	return suite.Meta{Commit: buildCommit(), Machine: machine(), Store: store, Options: reportOptions(), Range: unitRange}
+	return suite.Meta{Commit: buildCommit(), Machine: machine(), Store: store, Options: reportOptions(), Range: report.MetricRange}
 }
 
 // buildCommit is the commit the program was built from (its build

@@ -30,9 +30,17 @@ func newUICmd() *cobra.Command {
 		Use:   "ui [--store PATH] [--addr 127.0.0.1:8080]",
 		Short: "Serve a read-only web dashboard of the store: experiments, reports, curves, runs and rollout trees",
 		Long: `Serves a web dashboard of the store on --addr (loopback by default): the
-experiments, each experiment's comparison table (as rollout report) and
-curves with 95% bands, each run's config, metrics and evaluations, and a
-viewer of rollout trees. Pages of running experiments update every 2 s.
+experiments; each experiment's comparison table (as rollout report, at
+final, best, step:N, tokens:T — offering its token marks — or
+train_flops:F) and curves (as rollout plot: the budget axis by default,
+95% bands, paired differences from the baseline, runs grouped by or
+filtered on any resolved config key, smoothing over the raw mean,
+another experiment's curves beside, notes on what a curve leaves out),
+a config diff between variants or runs; each run's config, notes
+(rollout note), metrics, evaluations and a table of a step's sampled
+responses with rewards and advantages; and a viewer of rollout trees.
+A page's state is in its URL (reload or share it). Pages of running
+experiments update every 2 s.
 JSON endpoints under /api/ serve the same data. The dashboard only reads:
 it opens the store read-only for each request, as a snapshot while a run
 writes it, and never blocks the writer. Stop it with Ctrl-C.`,
@@ -83,7 +91,6 @@ func newUIHandler(path string) (*ui.Handler, error) {
 			return st, nil
 		},
 		Report: reportOptions(),
-		Range:  unitRange,
 		TokenText: func(id int) string {
 			if s, err := tok.Decode([]int{id}); err == nil {
 				return s

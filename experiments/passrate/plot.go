@@ -13,6 +13,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/rollout-rl/rollout/tracking/report"
 )
 
 // Metric selects what PlotRows draws against tokens.
@@ -25,25 +27,28 @@ const (
 )
 
 // PlotRows draws one metric of the rows against mean generated tokens per
-// prompt, one line per family (points sorted by tokens) with 95% bootstrap
-// error bars, and writes it to path (.png or .svg). The i.i.d. family is
-// drawn from curve, its points at every n, with a shaded band.
+// prompt, in the project's figure style (report.Figure: one size and
+// font, the palette, the legend below the data, the title wrapped), and
+// writes it to path (.png or .svg). The i.i.d. family is drawn from curve
+// as a line through its points at every n, with a shaded band; the other
+// families' points are separate settings (tree shapes), so they get a
+// marker and 95% bootstrap error bars each and no line joining them.
 func PlotRows(path, title string, curve, rows []Row, metric Metric) error {
 	if err := checkExt(path); err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "generated tokens per prompt (mean)"
+	var ylabel string
 	switch metric {
 	case MetricPass:
-		p.Y.Label.Text = "PassRate (share of prompts with ≥ 1 correct leaf)"
+		ylabel = "PassRate (share of prompts with ≥ 1 correct leaf)"
 	case MetricAcc:
-		p.Y.Label.Text = "mean leaf accuracy"
+		ylabel = "mean leaf accuracy (share)"
 	default:
 		return fmt.Errorf("plot %s: metric %q: want pass or acc", path, metric)
 	}
+	p := report.NewFigurePlot("", "generated tokens per prompt (mean)", ylabel)
 	p.Add(plotter.NewGrid())
+	legend := report.NewFigureLegend()
 	families := map[string][]Row{"iid": curve}
 	order := []string{"iid"}
 	for _, r := range rows {
@@ -55,13 +60,20 @@ func PlotRows(path, title string, curve, rows []Row, metric Metric) error {
 		}
 		families[r.Family] = append(families[r.Family], r)
 	}
+	entries := 0
 	for i, fam := range order {
-		if err := addFamily(p, fam, families[fam], metric, i); err != nil {
+		added, err := addFamily(p, &legend, fam, families[fam], metric, i)
+		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
+		if added {
+			entries++
+		}
 	}
-	p.Legend.Top = metric == MetricAcc
-	if err := p.Save(18*vg.Centimeter, 12*vg.Centimeter, path); err != nil {
+	p.Y.Min, p.Y.Max = max(p.Y.Min, 0), min(p.Y.Max, 1)
+	fig := &report.Figure{Title: title, Panels: []*plot.Plot{p}, Legend: legend, Entries: entries,
+		Caption: "points: mean over prompts with 95% bootstrap CIs over prompts; the i.i.d. line joins its n = 1 … K samples per prompt, other points are separate settings, not joined"}
+	if err := fig.Save(path, 0, 0, report.FigureDPI); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil
@@ -73,8 +85,10 @@ type errPoints struct {
 	plotter.YErrors
 }
 
-// addFamily adds one family's line, markers and error bars.
-func addFamily(p *plot.Plot, fam string, rows []Row, metric Metric, idx int) error {
+// addFamily adds one family's points with their error bars (the i.i.d.
+// family a line and a band instead) and its legend entry; it reports
+// whether the family had points.
+func addFamily(p *plot.Plot, legend *plot.Legend, fam string, rows []Row, metric Metric, idx int) (bool, error) {
 	rows = slices.Clone(rows)
 	slices.SortFunc(rows, func(a, b Row) int { return cmp.Compare(a.Tokens, b.Tokens) })
 	var pts errPoints
@@ -87,11 +101,11 @@ func addFamily(p *plot.Plot, fam string, rows []Row, metric Metric, idx int) err
 		pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{iv.Est - iv.Lo, iv.Hi - iv.Est})
 	}
 	if len(pts.XYs) == 0 {
-		return nil
+		return false, nil
 	}
-	col := plotutil.Color(idx)
+	col := report.VariantColour(idx)
 	if fam == "iid" {
-		// The reference has a point at every n: a shaded band, not bars.
+		// The reference has a point at every n: a line with a shaded band.
 		ring := slices.Clone(pts.XYs)
 		for i := range ring {
 			ring[i].Y += pts.YErrors[i].High
@@ -101,37 +115,33 @@ func addFamily(p *plot.Plot, fam string, rows []Row, metric Metric, idx int) err
 		}
 		band, err := plotter.NewPolygon(ring)
 		if err != nil {
-			return fmt.Errorf("family %s: %w", fam, err)
+			return false, fmt.Errorf("family %s: %w", fam, err)
 		}
-		r, g, b, _ := col.RGBA()
-		band.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 50}
+		band.Color = color.NRGBA{R: col.R, G: col.G, B: col.B, A: 50}
 		band.LineStyle.Width = 0
-		p.Add(band)
-	}
-	line, err := plotter.NewLine(pts.XYs)
-	if err != nil {
-		return fmt.Errorf("family %s: %w", fam, err)
-	}
-	line.Color, line.Width = col, vg.Points(1.5)
-	p.Add(line)
-	if fam == "iid" {
-		p.Legend.Add("i.i.d. (flat, n = 1 … K)", line)
-		return nil
+		line, err := plotter.NewLine(pts.XYs)
+		if err != nil {
+			return false, fmt.Errorf("family %s: %w", fam, err)
+		}
+		line.Color, line.Width = col, vg.Points(1.5)
+		p.Add(band, line)
+		legend.Add("i.i.d. (flat, n = 1 … K)", line)
+		return true, nil
 	}
 	marks, err := plotter.NewScatter(pts.XYs)
 	if err != nil {
-		return fmt.Errorf("family %s: %w", fam, err)
+		return false, fmt.Errorf("family %s: %w", fam, err)
 	}
 	marks.GlyphStyle.Color, marks.GlyphStyle.Shape = col, plotutil.Shape(idx)
 	marks.GlyphStyle.Radius = vg.Points(2.5)
 	bars, err := plotter.NewYErrorBars(pts)
 	if err != nil {
-		return fmt.Errorf("family %s: %w", fam, err)
+		return false, fmt.Errorf("family %s: %w", fam, err)
 	}
 	bars.Color = col
 	p.Add(marks, bars)
-	p.Legend.Add(fam, line, marks)
-	return nil
+	legend.Add(fam, marks)
+	return true, nil
 }
 
 // PlotProfile draws the mean entropy by response position (positions that
@@ -142,11 +152,9 @@ func PlotProfile(path, title string, prof *Profile, flipFamilies []string, bin i
 	if err := checkExt(path); err != nil {
 		return err
 	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "response position (tokens)"
-	p.Y.Label.Text = "entropy (nats) / share of forks"
+	p := report.NewFigurePlot("", "response position (tokens)", "entropy (nats) / share of forks")
 	p.Add(plotter.NewGrid())
+	legend := report.NewFigureLegend()
 	// Positions few responses reach are left out: their means are noise.
 	ent := prof.MeanEntropy()
 	var pts plotter.XYs
@@ -162,9 +170,10 @@ func PlotProfile(path, title string, prof *Profile, flipFamilies []string, bin i
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	line.Color, line.Width = plotutil.Color(0), vg.Points(1.2)
+	line.Color, line.Width = report.VariantColour(0), vg.Points(1.5)
 	p.Add(line)
-	p.Legend.Add("mean entropy of the sampling distribution (i.i.d. samples)", line)
+	legend.Add("mean entropy of the sampling distribution (i.i.d. samples)", line)
+	entries := 1
 	for i, fam := range flipFamilies {
 		xs, rates := prof.FlipRate(fam, bin, 20)
 		var fp plotter.XYs
@@ -180,13 +189,14 @@ func PlotProfile(path, title string, prof *Profile, flipFamilies []string, bin i
 		if err != nil {
 			return fmt.Errorf("plot %s: %w", path, err)
 		}
-		l.Color, l.Width = plotutil.Color(i+1), vg.Points(1.2)
+		l.Color, l.Width = report.VariantColour(i+1), vg.Points(1.5)
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("share of %s forks that change the outcome (bins of %d, ≥ 20 forks)", fam, bin), l)
+		legend.Add(fmt.Sprintf("share of %s forks that change the outcome (bins of %d, ≥ 20 forks)", fam, bin), l)
+		entries++
 	}
-	p.Legend.Top = true
-	if err := p.Save(18*vg.Centimeter, 11*vg.Centimeter, path); err != nil {
+	fig := &report.Figure{Title: title, Panels: []*plot.Plot{p}, Legend: legend, Entries: entries}
+	if err := fig.Save(path, 0, 0, report.FigureDPI); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return nil

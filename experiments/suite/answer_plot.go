@@ -3,7 +3,6 @@ package suite
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,10 +11,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report"
 	"github.com/rollout-rl/rollout/tracking/report/stats"
 )
 
@@ -34,12 +32,10 @@ type errPoints struct {
 // one line per selection rule through its Ns (mean over seeds), with 95%
 // t-interval error bars on accuracy, into path.
 func plotAnswerTime(path string, r answerResults, policy string, a *AnswerTime) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Test-time compute, %s: accuracy against tokens per prompt\n(mean over %d seeds, bars: 95%% t-intervals)", policyName(policy), len(r.points[policy]))
-	p.X.Label.Text = "generated tokens per prompt at answer time (mean)"
-	p.Y.Label.Text = "accuracy of the selected answer"
+	p := report.NewFigurePlot("", "generated tokens per prompt at answer time (mean)", "accuracy of the selected answer (share)")
 	p.Add(plotter.NewGrid())
-	legend := plot.NewLegend()
+	legend := report.NewFigureLegend()
+	entries := 0
 	for i, m := range methodNames {
 		ns := a.Ns
 		if strings.HasPrefix(m.method, "tree") {
@@ -66,32 +62,13 @@ func plotAnswerTime(path string, r answerResults, policy string, a *AnswerTime) 
 		if err := addRule(p, &legend, m.name, pts, i); err != nil {
 			return fmt.Errorf("suite: plot %s: %w", path, err)
 		}
+		entries++
 	}
 	p.Y.Min, p.Y.Max = max(p.Y.Min, 0), min(p.Y.Max, 1)
-	return saveWithLegend(p, legend, len(methodNames), path)
-}
-
-// saveWithLegend writes the plot as PNG with its legend below the data,
-// one entry a row, so that it covers no line.
-func saveWithLegend(p *plot.Plot, legend plot.Legend, entries int, path string) error {
-	rows := vg.Length(entries)
-	legendH := rows*legend.TextStyle.Height("Xg") + (rows+1)*vg.Points(2)
-	w, h := 18*vg.Centimeter, 12*vg.Centimeter+legendH
-	canvas := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(200))}
-	dc := draw.New(canvas)
-	legend.Top, legend.Left = true, true
-	legend.XOffs = vg.Points(8)
-	p.Draw(draw.Crop(dc, 0, 0, legendH, 0))
-	legend.Draw(draw.Crop(dc, 0, 0, 0, -(h - legendH)))
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("suite: plot: %w", err)
-	}
-	if _, err := canvas.WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("suite: plot %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	fig := &report.Figure{Title: fmt.Sprintf("Test-time compute, %s: accuracy against tokens per prompt", policyName(policy)),
+		Caption: fmt.Sprintf("mean over %d seeds; bars: 95%% t-intervals; a line joins one rule's numbers of samples (tree rules dashed)", len(r.points[policy])),
+		Panels:  []*plot.Plot{p}, Legend: legend, Entries: entries}
+	if err := fig.Save(path, 0, 0, report.FigureDPI); err != nil {
 		return fmt.Errorf("suite: plot %s: %w", path, err)
 	}
 	return nil
@@ -110,7 +87,7 @@ func addRule(p *plot.Plot, legend *plot.Legend, name string, pts errPoints, idx 
 		sorted.XYs = append(sorted.XYs, pts.XYs[i])
 		sorted.YErrors = append(sorted.YErrors, pts.YErrors[i])
 	}
-	col := plotutil.Color(idx)
+	col := report.VariantColour(idx)
 	line, err := plotter.NewLine(sorted.XYs)
 	if err != nil {
 		return err

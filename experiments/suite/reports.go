@@ -19,6 +19,10 @@ func evalMetrics() []string { return []string{"eval/acc", "eval/pass@k", "eval/m
 // accPlot is eval/acc against sampled tokens.
 func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
 
+// Every report plots the metric of each of its checks (the figure its
+// claim is about): a recorded one against tokens or steps, the two parts
+// of a derived share (shareOf), and wall time (wall_s) as the time axis.
+
 // Reports returns the suite's reports in the issue's order (1–10); the
 // order in which they were generated is the brief's priority, which
 // Priority gives.
@@ -64,6 +68,9 @@ func compute() Report {
 			{Variant: "n4_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
 			{Variant: "n16_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05},
 		},
+		// The checks are on generation's share of the step's time, a
+		// quantity derived per run (shareOf), not recorded: the figures
+		// are of the two times it is made of.
 		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
 		Minutes: 6,
 	}
@@ -126,7 +133,7 @@ func temperature() Report {
 			{Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
 			{Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
 		},
-		Plots:   []Plot{accPlot()},
+		Plots:   []Plot{accPlot(), {Metric: "tree/unique_responses", X: report.XTokens}},
 		Minutes: 6,
 	}
 }
@@ -151,7 +158,7 @@ func maxLength() Report {
 			{Variant: "cap94_filter", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
 			{Variant: "cap94_penalty", Metric: "eval/acc", At: end, Want: NotWorse, Margin: 0.03},
 		},
-		Plots:   []Plot{accPlot(), {Metric: "response_length/clip_ratio", X: report.XTokens}},
+		Plots:   []Plot{accPlot(), {Metric: "response_length/mean", X: report.XTokens}, {Metric: "response_length/clip_ratio", X: report.XTokens}},
 		Minutes: 22,
 	}
 }
@@ -170,7 +177,7 @@ func quantized() Report {
 			{Variant: "int8", Metric: "timing_s/gen", At: "mean", Want: Lower, Margin: 0},
 			{Variant: "int8_tis", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
 		},
-		Plots:   []Plot{accPlot()},
+		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, accPlot()}, // the checks: generation time, then accuracy
 		Minutes: 5,
 	}
 }

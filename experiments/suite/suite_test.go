@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,21 @@ func TestReportsAreComplete(t *testing.T) {
 			t.Errorf("report %d %q: incomplete or duplicate", i+1, r.Name)
 		}
 		seen[r.Name] = true
+		// The figure each check's claim is about: its metric, the parts of
+		// a derived share, or a plot against wall time for wall_s.
+		for _, c := range r.Checks {
+			plotted := func(m string) bool { return slices.ContainsFunc(r.Plots, func(p Plot) bool { return p.Metric == m }) }
+			ok := plotted(c.Metric)
+			if pair, isShare := shareOf(c.Metric); isShare {
+				ok = plotted(pair[0]) && plotted(pair[1])
+			}
+			if c.Metric == "wall_s" {
+				ok = slices.ContainsFunc(r.Plots, func(p Plot) bool { return p.X == report.XTime })
+			}
+			if !ok {
+				t.Errorf("report %s: a check on %s, and no plot of it", r.Name, c.Metric)
+			}
+		}
 		raw, err := os.ReadFile(filepath.Join("..", "..", r.Config()))
 		if err != nil {
 			t.Errorf("report %s: %v", r.Name, err)

@@ -34,6 +34,11 @@ func (p Plot) file(name string) string {
 	return fmt.Sprintf("%s_%s_%s.png", name, m, p.X)
 }
 
+// diffFile is the file name of the plot's paired-difference figure.
+func (p Plot) diffFile(name string) string {
+	return strings.TrimSuffix(p.file(name), ".png") + "_diff.png"
+}
+
 // Meta is what a report says about how it was made.
 type Meta struct {
 	// Command regenerates the report alone.
@@ -118,6 +123,23 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 	}
 	for _, pl := range r.Plots {
 		opts := report.PlotOptions{Metric: pl.Metric, X: pl.X, Range: meta.Range, MarkMetric: meta.Options.MarkMetric}
+		// The paired differences first, the figure of the paired tests
+		// above; with one variant there is nothing to pair.
+		if len(exp.Variants) > 1 {
+			d := opts
+			d.Kind = report.KindDiff
+			base := exp.Baseline
+			if base == "" {
+				base = exp.Variants[0]
+			}
+			// Runs without a shared seed have no paired figure: said, not
+			// dropped, and the curves still follow.
+			if err := report.SavePlot(st, exp.Name, filepath.Join(dir, pl.diffFile(r.Name)), d); err != nil {
+				p.f("No paired-difference figure of %s against %s: %v.\n\n", pl.Metric, pl.X, err)
+			} else {
+				p.f("![%s against %s: each variant minus %s, paired by seed, mean and 95%% paired t-interval](%s)\n\n", pl.Metric, pl.X, base, pl.diffFile(r.Name))
+			}
+		}
 		if err := report.SavePlot(st, exp.Name, filepath.Join(dir, pl.file(r.Name)), opts); err != nil {
 			return "", fmt.Errorf("suite: %s: %w", r.Name, err)
 		}

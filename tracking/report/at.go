@@ -1,10 +1,14 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rollout-rl/rollout/tracking"
 )
 
 // AtKind says where in a run a report takes a metric's value.
@@ -125,4 +129,62 @@ func (a At) Axis() string {
 		return fmt.Sprintf("at %s training FLOPs (each run's last row at or below)", strconv.FormatFloat(a.FLOPs, 'g', 4, 64))
 	}
 	return "at the end of each run"
+}
+
+// TokenMarks returns the points tokens:T can compare an experiment's runs
+// at, sorted: the values of markMetric (Options.MarkMetric, the mark an
+// evaluation at a token mark records, e.g. 0, 4000, 8000) over its runs;
+// when no run recorded it, the cumulative token counts of the rows where
+// a run recorded metric (which At tokens then matches exactly). marked
+// says which of the two the marks are.
+func TokenMarks(src Source, experiment, markMetric, metric string) (marks []int64, marked bool, err error) {
+	runs, err := src.Runs(experiment)
+	if err != nil {
+		return nil, false, err
+	}
+	if markMetric != "" {
+		for _, r := range runs {
+			ss, err := src.MetricSeries(r.ID, []string{markMetric})
+			if errors.Is(err, tracking.ErrNotFound) {
+				continue // a run without metrics yet
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			for _, v := range ss[0].Values {
+				marks = append(marks, int64(math.Round(v)))
+			}
+		}
+	}
+	if marked = len(marks) > 0; !marked && metric != "" {
+		for _, r := range runs {
+			ss, err := src.MetricSeries(r.ID, []string{metric})
+			if errors.Is(err, tracking.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			marks = append(marks, ss[0].Tokens...)
+		}
+	}
+	slices.Sort(marks)
+	return slices.Compact(marks), marked, nil
+}
+
+// BudgetAxis is the axis an experiment's runs are compared on by default:
+// tokens when its evaluations fall on token marks (some run recorded
+// markMetric), else step.
+func BudgetAxis(src Source, experiment, markMetric string) (XAxis, error) {
+	if markMetric == "" {
+		return XStep, nil
+	}
+	_, marked, err := TokenMarks(src, experiment, markMetric, "")
+	if err != nil {
+		return "", err
+	}
+	if marked {
+		return XTokens, nil
+	}
+	return XStep, nil
 }

@@ -6,9 +6,15 @@
 // metrics, trajectories and rollout groups as JSON lines or CSV (Export).
 // The statistics are in the stats subpackage.
 //
-// It reads the store through Source, and names no metric itself: callers
-// say which metrics to report by default, which are minimised and which
-// holds the cumulative training FLOPs.
+// It reads the store through Source. Callers say which metrics to report
+// by default, which are minimised and which holds the cumulative training
+// FLOPs; what figures know of a metric — its label, unit and range — is
+// the registry's (Metric), and how they look is the package's figure style
+// (Palette, FigureWidth, NewFigurePlot, Figure.Save), which every figure
+// of the project and the dashboard share: one variant has one colour
+// everywhere. Besides curves of each variant's mean, plots draw paired
+// differences from the baseline (KindDiff), and say what a curve leaves
+// out (CurveNotes).
 //
 // A report compares values taken at one point of each run (At): the end,
 // the best value, a step, an exact sampled-token mark, or a training-FLOP

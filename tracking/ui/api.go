@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -86,8 +87,11 @@ func writeError(w http.ResponseWriter, status int, err error) {
 type ExperimentSummary struct {
 	Name     string   `json:"name"`
 	Variants []string `json:"variants"`
-	Seeds    []int64  `json:"seeds"`
-	Runs     int      `json:"runs"`
+	// Colours are the variants' colours (report.Palette, by the
+	// experiment's variant order), as #rrggbb: those of `rollout plot`.
+	Colours []string `json:"colours"`
+	Seeds   []int64  `json:"seeds"`
+	Runs    int      `json:"runs"`
 	// Status counts the runs by status.
 	Status map[tracking.RunStatus]int `json:"status"`
 	// StepsDone sums the runs' last committed steps (step 0 is the base
@@ -149,6 +153,10 @@ func summarize(e tracking.Experiment, runs []tracking.Run) ExperimentSummary {
 		s.StepsTotal = 0
 	}
 	slices.Sort(s.Seeds)
+	s.Colours = make([]string, len(s.Variants))
+	for i := range s.Variants {
+		s.Colours[i] = report.Hex(report.VariantColour(i))
+	}
 	return s
 }
 
@@ -174,12 +182,47 @@ type ExperimentDetail struct {
 	Runs       []tracking.Run      `json:"runs"`
 	// Metrics are the names any run recorded, sorted.
 	Metrics []string `json:"metrics"`
+	// MetricInfo is the registry's label, unit and range of each metric
+	// (report.Metric).
+	MetricInfo map[string]MetricInfo `json:"metric_info"`
 	// DefaultMetrics are those of the report's defaults some run recorded.
 	DefaultMetrics []string `json:"default_metrics"`
-	// TokenMarks are the cumulative sampled-token counts of the runs'
-	// evaluation rows (where the first default metric was recorded), the
-	// points tokens:T can compare at.
-	TokenMarks []int64 `json:"token_marks"`
+	// TokenMarks are the points tokens:T can compare at: the token marks
+	// the runs' evaluations recorded (the values of the report's
+	// MarkMetric, e.g. 0, 4000, 8000), or, when no run recorded one, the
+	// cumulative token counts of the rows where the first default metric
+	// was recorded (TokenMarksRecorded false). See report.TokenMarks.
+	TokenMarks         []int64 `json:"token_marks"`
+	TokenMarksRecorded bool    `json:"token_marks_recorded"`
+	// XAxis is the experiment's budget axis, the curves' default: tokens
+	// when its evaluations fall on token marks, else step.
+	XAxis string `json:"x_axis"`
+	// ConfigKeys are the keys of the runs' resolved configs flattened to
+	// dotted keys (train.lr, rollout.strategy), each with its distinct
+	// values, sorted, "(absent)" among them when some run's config lacks
+	// the key: what curves can be grouped by and filtered on.
+	ConfigKeys map[string][]string `json:"config_keys"`
+	// RunConfigs are, by run ID, the values of the keys whose value
+	// differs between runs.
+	RunConfigs map[string]map[string]string `json:"run_configs"`
+	// Notes are the notes on the experiment's runs (`rollout note`).
+	Notes []tracking.Note `json:"notes"`
+}
+
+// MetricInfo is a metric's entry of the registry, its range with null for
+// an open end.
+type MetricInfo struct {
+	Label    string    `json:"label"`
+	Unit     string    `json:"unit"`
+	AxisText string    `json:"axis_label"`
+	Lo       jsonFloat `json:"lo"`
+	Hi       jsonFloat `json:"hi"`
+	Minimize bool      `json:"minimize"`
+}
+
+func metricInfo(key string) MetricInfo {
+	m := report.Metric(key)
+	return MetricInfo{Label: m.Label, Unit: m.Unit, AxisText: m.AxisLabel(), Lo: jsonFloat(m.Lo), Hi: jsonFloat(m.Hi), Minimize: m.Minimize}
 }
 
 func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
@@ -192,11 +235,15 @@ func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := ExperimentDetail{Experiment: e, Summary: summarize(e, runs), Runs: runs, Metrics: []string{}, DefaultMetrics: []string{}, TokenMarks: []int64{}}
+	d := ExperimentDetail{Experiment: e, Summary: summarize(e, runs), Runs: runs, Metrics: []string{}, DefaultMetrics: []string{},
+		MetricInfo: map[string]MetricInfo{}, ConfigKeys: map[string][]string{}, RunConfigs: map[string]map[string]string{}}
 	if d.Runs == nil {
 		d.Runs = []tracking.Run{}
 	}
-	for _, run := range runs {
+	ids := make([]string, len(runs))
+	flat := make([]map[string]string, len(runs))
+	for i, run := range runs {
+		ids[i] = run.ID
 		names, err := st.MetricNames(run.ID)
 		if err != nil && !errors.Is(err, tracking.ErrNotFound) {
 			return nil, err
@@ -206,27 +253,94 @@ func (h *Handler) experiment(st *tracking.Store, r *http.Request) (any, error) {
 				d.Metrics = append(d.Metrics, n)
 			}
 		}
+		if flat[i], err = flatConfig(run.Config); err != nil {
+			return nil, fmt.Errorf("run %s: config: %w", run.ID, err)
+		}
+	}
+	d.ConfigKeys = configKeys(flat)
+	for i, run := range runs {
+		d.RunConfigs[run.ID] = map[string]string{}
+		for k, vs := range d.ConfigKeys {
+			if v, ok := flat[i][k]; ok && len(vs) > 1 {
+				d.RunConfigs[run.ID][k] = v
+			}
+		}
 	}
 	slices.Sort(d.Metrics)
+	for _, m := range d.Metrics {
+		d.MetricInfo[m] = metricInfo(m)
+	}
 	for _, m := range h.opts.Report.DefaultMetrics {
 		if slices.Contains(d.Metrics, m) {
 			d.DefaultMetrics = append(d.DefaultMetrics, m)
 		}
 	}
+	first := ""
 	if len(d.DefaultMetrics) > 0 {
-		for _, run := range runs {
-			ss, err := st.MetricSeries(run.ID, d.DefaultMetrics[:1])
-			if err != nil && !errors.Is(err, tracking.ErrNotFound) {
-				return nil, err
-			}
-			if len(ss) == 1 {
-				d.TokenMarks = append(d.TokenMarks, ss[0].Tokens...)
-			}
-		}
-		slices.Sort(d.TokenMarks)
-		d.TokenMarks = slices.Compact(d.TokenMarks)
+		first = d.DefaultMetrics[0]
+	}
+	if d.TokenMarks, d.TokenMarksRecorded, err = report.TokenMarks(st, name, h.opts.Report.MarkMetric, first); err != nil {
+		return nil, err
+	}
+	if d.TokenMarks == nil {
+		d.TokenMarks = []int64{}
+	}
+	d.XAxis = string(report.XStep)
+	if d.TokenMarksRecorded {
+		d.XAxis = string(report.XTokens)
+	}
+	if d.Notes, err = st.Notes(ids...); err != nil {
+		return nil, err
+	}
+	if d.Notes == nil {
+		d.Notes = []tracking.Note{}
 	}
 	return d, nil
+}
+
+// configKeys lists each key of the flattened configs with its distinct
+// values, sorted, "(absent)" among them when a config lacks the key.
+func configKeys(flat []map[string]string) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range flat {
+		for k, v := range c {
+			if !slices.Contains(out[k], v) {
+				out[k] = append(out[k], v)
+			}
+		}
+	}
+	for k := range out {
+		for _, c := range flat {
+			if _, ok := c[k]; !ok {
+				out[k] = append(out[k], absent)
+				break
+			}
+		}
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// absent is the value of a config key a run's config lacks, as
+// tracking.DiffConfigs writes it; filters and groups match it.
+const absent = "(absent)"
+
+// flatConfig is a resolved config text as dotted key → value.
+func flatConfig(text string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(text) == "" {
+		return out, nil
+	}
+	// Every key of the text differs from an empty config's: the diff lists
+	// the flattened text (tracking.DiffConfigs flattens both sides).
+	diffs, err := tracking.DiffConfigs(text, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range diffs {
+		out[d.Key] = d.Recorded
+	}
+	return out, nil
 }
 
 // report answers what `rollout report EXPERIMENT --format json` prints,
@@ -256,17 +370,29 @@ func (h *Handler) report(st *tracking.Store, r *http.Request) (any, error) {
 
 // Curve is one variant's line on the curves endpoint: the mean over seeds
 // at each x with the 95% t-interval [Lo, Hi] and the number of seeds N
-// (null for values that are not finite).
+// (null for values that are not finite); on a diff answer, the mean
+// paired difference from the baseline and its paired interval, N counting
+// seed pairs.
 type Curve struct {
-	Variant string      `json:"variant"`
-	X       []jsonFloat `json:"x"`
-	Mean    []jsonFloat `json:"mean"`
-	Lo      []jsonFloat `json:"lo"`
-	Hi      []jsonFloat `json:"hi"`
-	N       []int       `json:"n"`
+	Variant string `json:"variant"`
+	// Colour is the variant's (report.Palette by Index): `rollout plot`'s.
+	Colour string      `json:"colour"`
+	Index  int         `json:"index"`
+	X      []jsonFloat `json:"x"`
+	Mean   []jsonFloat `json:"mean"`
+	Lo     []jsonFloat `json:"lo"`
+	Hi     []jsonFloat `json:"hi"`
+	N      []int       `json:"n"`
 	// Marks is true when the points are shared evaluation marks on the
 	// tokens axis (see report.Curve).
 	Marks bool `json:"marks"`
+	// Seeds, Recorded, Omitted, Unpaired and Clipped are report.Curve's:
+	// what the curve leaves out.
+	Seeds    int     `json:"seeds"`
+	Recorded int     `json:"recorded"`
+	Omitted  int     `json:"omitted"`
+	Unpaired []int64 `json:"unpaired"`
+	Clipped  bool    `json:"clipped"`
 }
 
 // jsonFloat encodes non-finite values as null.
@@ -287,38 +413,126 @@ func jsonFloats(xs []float64) []jsonFloat {
 
 // CurvesAnswer is the curves endpoint's answer.
 type CurvesAnswer struct {
-	Metric string  `json:"metric"`
-	X      string  `json:"x"`
-	Curves []Curve `json:"curves"`
+	Metric string     `json:"metric"`
+	Info   MetricInfo `json:"info"`
+	X      string     `json:"x"`
+	Kind   string     `json:"kind"`
+	// Baseline is the variant (or group) a diff answer subtracts.
+	Baseline string `json:"baseline,omitempty"`
+	// GroupBy is the config key runs were grouped by instead of variant.
+	GroupBy string  `json:"group_by,omitempty"`
+	Curves  []Curve `json:"curves"`
+	// Caption says what the lines and bands are over how many seeds, and
+	// Notes what the curves leave out (report.Caption, report.CurveNotes).
+	Caption string   `json:"caption"`
+	Notes   []string `json:"notes"`
 }
 
+// curves answers /api/experiments/{name}/curves?metric=&x=&kind=&baseline=
+// &variant=&group=&filter=KEY=VALUE: the experiment's curves as `rollout
+// plot` draws them, its runs grouped by a config key's value instead of
+// by variant (group), and only the runs whose config has each filter's
+// value.
 func (h *Handler) curves(st *tracking.Store, r *http.Request) (any, error) {
 	q := r.URL.Query()
+	name := r.PathValue("name")
 	metric := q.Get("metric")
 	if metric == "" {
 		return nil, badRequest{fmt.Errorf("curves: the query needs metric=NAME")}
 	}
-	x := q.Get("x")
-	if x == "" {
-		x = string(report.XStep)
+	if _, err := st.Experiment(name); err != nil {
+		return nil, err
 	}
-	xa, err := report.ParseXAxis(x)
+	var xa report.XAxis
+	var err error
+	if x := q.Get("x"); x != "" {
+		if xa, err = report.ParseXAxis(x); err != nil {
+			return nil, badRequest{fmt.Errorf("curves: x: %w", err)}
+		}
+	} else if xa, err = report.BudgetAxis(st, name, h.opts.Report.MarkMetric); err != nil {
+		return nil, err
+	}
+	kind, err := report.ParsePlotKind(q.Get("kind"))
 	if err != nil {
-		return nil, badRequest{fmt.Errorf("curves: x: %w", err)}
+		return nil, badRequest{fmt.Errorf("curves: kind: %w", err)}
 	}
-	cs, err := report.Curves(st, r.PathValue("name"), report.PlotOptions{Metric: metric, X: xa, Variants: q["variant"],
-		MarkMetric: h.opts.Report.MarkMetric, Range: h.opts.Range})
+	opts := report.PlotOptions{Metric: metric, X: xa, Kind: kind, Baseline: q.Get("baseline"), Variants: q["variant"],
+		MarkMetric: h.opts.Report.MarkMetric, Range: h.opts.Range}
+	filters := map[string]string{}
+	for _, f := range q["filter"] {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, badRequest{fmt.Errorf("curves: filter %q: want KEY=VALUE, a resolved config key (train.lr=0.001)", f)}
+		}
+		filters[k] = v
+	}
+	group := q.Get("group")
+	if group != "" || len(filters) > 0 {
+		configs := map[string]map[string]string{}
+		flat := func(run tracking.Run) map[string]string {
+			c, ok := configs[run.ID]
+			if !ok {
+				c, _ = flatConfig(run.Config) // a config that does not parse has no keys
+				configs[run.ID] = c
+			}
+			return c
+		}
+		if len(filters) > 0 {
+			opts.Runs = func(run tracking.Run) bool {
+				c := flat(run)
+				for k, v := range filters {
+					if got, ok := c[k]; !ok && v != absent || ok && got != v {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		if group != "" {
+			opts.GroupBy = func(run tracking.Run) string {
+				if v, ok := flat(run)[group]; ok {
+					return v
+				}
+				return absent
+			}
+		}
+	}
+	cs, err := report.Curves(st, name, opts)
 	if err != nil {
 		return nil, badRequest{err}
 	}
-	out := CurvesAnswer{Metric: metric, X: string(xa), Curves: make([]Curve, len(cs))}
+	out := CurvesAnswer{Metric: metric, Info: metricInfo(metric), X: string(xa), Kind: string(kind), GroupBy: group, Curves: make([]Curve, len(cs)),
+		Caption: report.Caption(cs, kind), Notes: report.CurveNotes(cs, xa, kind)}
+	if out.Notes == nil {
+		out.Notes = []string{}
+	}
+	if len(cs) > 0 {
+		out.Baseline = cs[0].Baseline
+	}
 	for i, c := range cs {
-		out.Curves[i] = Curve{Variant: c.Variant, X: jsonFloats(c.X), Mean: jsonFloats(c.Mean), Lo: jsonFloats(c.Lo), Hi: jsonFloats(c.Hi), N: c.N, Marks: c.Marks}
+		out.Curves[i] = Curve{Variant: c.Variant, Colour: report.Hex(report.VariantColour(c.Index)), Index: c.Index,
+			X: jsonFloats(c.X), Mean: jsonFloats(c.Mean), Lo: jsonFloats(c.Lo), Hi: jsonFloats(c.Hi), N: c.N, Marks: c.Marks,
+			Seeds: c.Seeds, Recorded: c.Recorded, Omitted: c.Omitted, Unpaired: c.Unpaired, Clipped: c.Clipped}
 		if out.Curves[i].N == nil {
 			out.Curves[i].N = []int{}
 		}
+		if out.Curves[i].Unpaired == nil {
+			out.Curves[i].Unpaired = []int64{}
+		}
 	}
 	return out, nil
+}
+
+// Style is the /api/style answer: what the dashboard draws with that the
+// figures share.
+type Style struct {
+	// Palette is report.Palette as #rrggbb: variant i of an experiment's
+	// variant order is drawn in Palette[i mod len].
+	Palette []string `json:"palette"`
+}
+
+func (h *Handler) style(*http.Request) (any, error) {
+	return Style{Palette: report.PaletteHex()}, nil
 }
 
 func (h *Handler) runs(st *tracking.Store, r *http.Request) (any, error) {
@@ -335,10 +549,14 @@ func (h *Handler) runs(st *tracking.Store, r *http.Request) (any, error) {
 	return runs, err
 }
 
-// RunDetail is a run with the names of the metrics it recorded.
+// RunDetail is a run with the names of the metrics it recorded and the
+// notes on it.
 type RunDetail struct {
-	Run     tracking.Run `json:"run"`
-	Metrics []string     `json:"metrics"`
+	Run     tracking.Run    `json:"run"`
+	Metrics []string        `json:"metrics"`
+	Notes   []tracking.Note `json:"notes"`
+	// MetricInfo is the registry's label, unit and range of each metric.
+	MetricInfo map[string]MetricInfo `json:"metric_info"`
 }
 
 func (h *Handler) run(st *tracking.Store, r *http.Request) (any, error) {
@@ -353,7 +571,18 @@ func (h *Handler) run(st *tracking.Store, r *http.Request) (any, error) {
 	if names == nil {
 		names = []string{}
 	}
-	return RunDetail{Run: run, Metrics: names}, nil
+	notes, err := st.Notes(run.ID)
+	if err != nil {
+		return nil, err
+	}
+	if notes == nil {
+		notes = []tracking.Note{}
+	}
+	info := make(map[string]MetricInfo, len(names))
+	for _, n := range names {
+		info[n] = metricInfo(n)
+	}
+	return RunDetail{Run: run, Metrics: names, Notes: notes, MetricInfo: info}, nil
 }
 
 // StepMetrics is one step's metric record on the metrics endpoint.
@@ -458,4 +687,139 @@ func (h *Handler) tokens(r *http.Request) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// Sample is one sampled response of a step: a row of the sample table.
+type Sample struct {
+	// Group and Leaf index the response in the step's groups (the tree
+	// viewer's address: #/tree/RUN?step=S&group=G).
+	Group  int    `json:"group"`
+	Leaf   int    `json:"leaf"`
+	Prompt string `json:"prompt"`
+	// Response is the text the verifier read.
+	Response string `json:"response"`
+	// Reward is null for a response not scored.
+	Reward *float64 `json:"reward"`
+	Reason string   `json:"reason"`
+	// Advantage is the mean of the response's per-token advantages (null
+	// without any); AdvantageLo and AdvantageHi their range, which differ
+	// when a tree estimator gives the segments of a path different values.
+	Advantage   jsonFloat `json:"advantage"`
+	AdvantageLo jsonFloat `json:"advantage_lo"`
+	AdvantageHi jsonFloat `json:"advantage_hi"`
+	// Filtered marks a group dropped from the update (all rewards equal).
+	Filtered bool   `json:"filtered"`
+	Strategy string `json:"strategy"`
+}
+
+// samples answers /api/runs/{id}/steps/{step}/samples: every response the
+// step sampled, group by group.
+func (h *Handler) samples(st *tracking.Store, r *http.Request) (any, error) {
+	step, err := intParam(r, "step")
+	if err != nil {
+		return nil, err
+	}
+	id := r.PathValue("id")
+	if _, err := st.Run(id); err != nil {
+		return nil, err
+	}
+	gs, err := st.Groups(id, step)
+	if err != nil && !errors.Is(err, tracking.ErrNotFound) {
+		return nil, err
+	}
+	out := []Sample{}
+	for gi, g := range gs {
+		for li, l := range g.Leaves {
+			s := Sample{Group: gi, Leaf: li, Prompt: g.Prompt, Response: l.Text, Reason: l.Reason, Filtered: g.Filtered, Strategy: g.Strategy,
+				Advantage: jsonFloat(math.NaN()), AdvantageLo: jsonFloat(math.NaN()), AdvantageHi: jsonFloat(math.NaN())}
+			if l.Scored {
+				s.Reward = &l.Reward
+			}
+			if len(l.Advantages) > 0 {
+				sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+				for _, a := range l.Advantages {
+					sum, lo, hi = sum+a, math.Min(lo, a), math.Max(hi, a)
+				}
+				s.Advantage, s.AdvantageLo, s.AdvantageHi = jsonFloat(sum/float64(len(l.Advantages))), jsonFloat(lo), jsonFloat(hi)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// ConfigDiff is the answer of the config-diff endpoints: the keys whose
+// values differ between two resolved configs, A's and B's.
+type ConfigDiff struct {
+	A     string          `json:"a"`
+	B     string          `json:"b"`
+	Diffs []ConfigKeyDiff `json:"diffs"`
+}
+
+// ConfigKeyDiff is one differing key; an absent value reads "(absent)".
+type ConfigKeyDiff struct {
+	Key string `json:"key"`
+	A   string `json:"a"`
+	B   string `json:"b"`
+}
+
+func diffAnswer(a, b, ca, cb string) (ConfigDiff, error) {
+	ds, err := tracking.DiffConfigs(ca, cb)
+	if err != nil {
+		return ConfigDiff{}, err
+	}
+	out := ConfigDiff{A: a, B: b, Diffs: make([]ConfigKeyDiff, len(ds))}
+	for i, d := range ds {
+		out.Diffs[i] = ConfigKeyDiff{Key: d.Key, A: d.Recorded, B: d.Given}
+	}
+	return out, nil
+}
+
+// twoParams reads the two values of a repeated query parameter.
+func twoParams(r *http.Request, name string) (string, string, error) {
+	vs := r.URL.Query()[name]
+	if len(vs) != 2 || vs[0] == "" || vs[1] == "" {
+		return "", "", badRequest{fmt.Errorf("config diff: the query needs two %s= parameters, got %d", name, len(vs))}
+	}
+	return vs[0], vs[1], nil
+}
+
+// runDiff answers /api/config-diff?run=A&run=B.
+func (h *Handler) runDiff(st *tracking.Store, r *http.Request) (any, error) {
+	a, b, err := twoParams(r, "run")
+	if err != nil {
+		return nil, err
+	}
+	ra, err := st.Run(a)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := st.Run(b)
+	if err != nil {
+		return nil, err
+	}
+	return diffAnswer(a, b, ra.Config, rb.Config)
+}
+
+// variantDiff answers /api/experiments/{name}/config-diff?variant=A&variant=B.
+func (h *Handler) variantDiff(st *tracking.Store, r *http.Request) (any, error) {
+	a, b, err := twoParams(r, "variant")
+	if err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	e, err := st.Experiment(name)
+	if err != nil {
+		return nil, err
+	}
+	ca, oka := e.Configs[a]
+	cb, okb := e.Configs[b]
+	if !oka || !okb {
+		missing := a
+		if oka {
+			missing = b
+		}
+		return nil, fmt.Errorf("experiment %s has no config of variant %q (variants: %s): %w", name, missing, strings.Join(e.Variants, ", "), tracking.ErrNotFound)
+	}
+	return diffAnswer(a, b, ca, cb)
 }

@@ -196,7 +196,7 @@ func TestBrowser(t *testing.T) {
 		waitFor(t, ctx, `document.querySelectorAll('#curves svg g.series').length === 1 && document.querySelector('#curves svg g.series').dataset.variant === 'flat'`, 10*time.Second)
 
 		show(t, ctx, "#/run/tree-1", `document.querySelectorAll('#run-charts svg').length === 3 && document.querySelectorAll('#eval-table tbody tr').length === 2`)
-		if cfg := eval[string](t, ctx, `document.getElementById('config').textContent`); cfg != "rollout: {strategy: entropy_tree}\n" {
+		if cfg := eval[string](t, ctx, `document.getElementById('config').textContent`); cfg != fixtureConfig("entropy_tree") {
 			t.Errorf("run page config %q", cfg)
 		}
 		screenshot(t, ctx, shots, "run.png")

@@ -15,8 +15,10 @@ import (
 )
 
 // The fixture store: experiment "exp" with variants flat (baseline) and
-// tree, seeds 1 and 2, three steps (0, 1, 2) of 100 sampled tokens each;
-// reward/mean at every step, eval/acc at steps 0 and 2; steps 1 and 2
+// tree, seeds 1 and 2, three steps (0, 1, 2) of 100 sampled tokens each,
+// less the seed (a step stops short of a full group: run seed 2 has 196
+// tokens after step 2); reward/mean at every step, eval/acc at steps 0
+// and 2, at the token marks 0 and 200 (eval/tokens_mark); steps 1 and 2
 // commit two groups: treeGroup (index 0) and a filtered flat group.
 const (
 	fixtureExp = "exp"
@@ -26,6 +28,11 @@ const (
 )
 
 var fixtureVariants = []string{"flat", "tree"}
+
+// fixtureConfig is the resolved config of a fixture variant.
+func fixtureConfig(strategy string) string {
+	return "rollout: {strategy: " + strategy + "}\ntrain: {lr: 0.001}\n"
+}
 
 // runID names a fixture run.
 func runID(variant string, seed int64) string { return fmt.Sprintf("%s-%d", variant, seed) }
@@ -88,7 +95,7 @@ func fixture(t testing.TB, running bool) (string, *tracking.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	configs := map[string]string{"flat": "rollout: {strategy: flat}\n", "tree": "rollout: {strategy: entropy_tree}\n"}
+	configs := map[string]string{"flat": fixtureConfig("flat"), "tree": fixtureConfig("entropy_tree")}
 	err = st.PutExperiment(tracking.Experiment{Name: fixtureExp, Config: "name: exp\n", Variants: fixtureVariants, Configs: configs, Baseline: "flat"})
 	if err != nil {
 		t.Fatal(err)
@@ -115,13 +122,19 @@ func fixture(t testing.TB, running bool) (string, *tracking.Store) {
 			}
 		}
 	}
+	if _, err := st.AddNote(runID("tree", 1), fixtureNote); err != nil {
+		t.Fatal(err)
+	}
 	return path, st
 }
+
+// fixtureNote is the note on run tree-1.
+const fixtureNote = "the reward jumps at step 1: check the verifier"
 
 // commitStep commits one step of a fixture run.
 func commitStep(t testing.TB, st *tracking.Store, variant string, seed int64, step int) {
 	t.Helper()
-	rec := tracking.StepRecord{Step: step, Tokens: int64(100 * step), Elapsed: time.Duration(step+1) * time.Second,
+	rec := tracking.StepRecord{Step: step, Tokens: fixtureTokens(seed, step), Elapsed: time.Duration(step+1) * time.Second,
 		Metrics: map[string]float64{"reward/mean": reward(variant, seed, step)}}
 	if step%2 == 0 {
 		rec.Metrics["eval/acc"] = acc(variant, seed, step)
@@ -135,10 +148,13 @@ func commitStep(t testing.TB, st *tracking.Store, variant string, seed int64, st
 	}
 }
 
+// fixtureTokens is a fixture run's cumulative sampled tokens after a step.
+func fixtureTokens(seed int64, step int) int64 { return int64(step) * (100 - seed) }
+
 // reportOptions are the report defaults the tests give the handler, as
 // `rollout report` has them.
 func reportOptions() report.Options {
-	return report.Options{DefaultMetrics: []string{"eval/acc", "reward/mean"}, FLOPsMetric: "budget/train_flops_cum"}
+	return report.Options{DefaultMetrics: []string{"eval/acc", "reward/mean"}, FLOPsMetric: "budget/train_flops_cum", MarkMetric: "eval/tokens_mark"}
 }
 
 // tokenText is the tests' token text: "t" and the id.

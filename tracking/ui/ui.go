@@ -16,17 +16,27 @@
 // a store that cannot be read):
 //
 //	/api/experiments                              experiments with run counts by status and progress
-//	/api/experiments/{name}                       the experiment, its runs, metric names, token marks
+//	/api/experiments/{name}                       the experiment, its runs (with their flattened
+//	                                              configs and notes), metric names and labels,
+//	                                              token marks and budget axis, variant colours
 //	/api/experiments/{name}/report?at=&metric=&baseline=
 //	                                              the comparison table, as `rollout report --format json`
-//	/api/experiments/{name}/curves?metric=&x=step|tokens|time&variant=
-//	                                              per-variant mean curves with 95% bands
+//	/api/experiments/{name}/curves?metric=&x=step|tokens|time&kind=curves|diff&baseline=
+//	                  &variant=&group=KEY&filter=KEY=VALUE
+//	                                              per-variant mean curves with 95% bands, or paired
+//	                                              differences from the baseline (as `rollout plot`),
+//	                                              runs grouped by or filtered on config keys
+//	/api/experiments/{name}/config-diff?variant=A&variant=B
+//	                                              the keys two variants' configs differ in
+//	/api/config-diff?run=A&run=B                  the keys two runs' configs differ in
 //	/api/runs?experiment=                         runs (all, or one experiment's)
-//	/api/runs/{id}                                a run with its metric names
+//	/api/runs/{id}                                a run with its metric names and notes
 //	/api/runs/{id}/metrics                        every step's metric record
 //	/api/runs/{id}/steps/{step}/groups            the step's rollout groups, as record JSON
 //	/api/runs/{id}/steps/{step}/groups/{index}    one group, as record JSON
+//	/api/runs/{id}/steps/{step}/samples           the step's responses: prompt, response, reward, advantage
 //	/api/tokens?ids=1,2,3                         the display text of token ids
+//	/api/style                                    the palette the figures share
 package ui
 
 import (
@@ -56,8 +66,9 @@ type Options struct {
 	// minimised metrics, the training-FLOP metric), as `rollout report`
 	// has them; the request sets Metrics, At and Baseline.
 	Report report.Options
-	// Range, when not nil, gives a metric's possible range: curve bands
-	// are clipped to it (report.PlotOptions.Range).
+	// Range gives a metric's possible range: curve bands are clipped to
+	// it (report.PlotOptions.Range); nil means the registry's
+	// (report.MetricRange), as `rollout plot` has it.
 	Range func(metric string) (lo, hi float64, ok bool)
 	// TokenText is the display text of one token id; nil shows the id.
 	TokenText func(id int) string
@@ -99,12 +110,19 @@ func New(opts Options) (*Handler, error) {
 		"GET /api/runs/{id}/metrics":                     h.metrics,
 		"GET /api/runs/{id}/steps/{step}/groups":         h.groups,
 		"GET /api/runs/{id}/steps/{step}/groups/{index}": h.group,
+		"GET /api/runs/{id}/steps/{step}/samples":        h.samples,
+		"GET /api/config-diff":                           h.runDiff,
+		"GET /api/experiments/{name}/config-diff":        h.variantDiff,
 	}
 	for pattern, fn := range routes {
 		h.mux.Handle(pattern, h.api(fn))
 	}
 	h.mux.HandleFunc("GET /api/tokens", func(w http.ResponseWriter, r *http.Request) {
 		v, err := h.tokens(r)
+		answer(w, r, v, err)
+	})
+	h.mux.HandleFunc("GET /api/style", func(w http.ResponseWriter, r *http.Request) {
+		v, err := h.style(r)
 		answer(w, r, v, err)
 	})
 	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {

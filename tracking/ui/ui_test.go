@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -101,8 +102,8 @@ func TestEndpoints(t *testing.T) {
 	}{
 		{"experiments", "GET", "/api/experiments", 200, func(t *testing.T, body []byte) {
 			got := decode[[]ExperimentSummary](t, body)
-			want := []ExperimentSummary{{Name: fixtureExp, Variants: fixtureVariants, Seeds: []int64{1, 2}, Runs: 4,
-				Status: map[tracking.RunStatus]int{tracking.StatusFinished: 4}, StepsDone: 8, StepsTotal: 8, Tokens: 800}}
+			want := []ExperimentSummary{{Name: fixtureExp, Variants: fixtureVariants, Colours: []string{"#0072b2", "#d55e00"}, Seeds: []int64{1, 2}, Runs: 4,
+				Status: map[tracking.RunStatus]int{tracking.StatusFinished: 4}, StepsDone: 8, StepsTotal: 8, Tokens: 2 * (fixtureTokens(1, 2) + fixtureTokens(2, 2))}}
 			if len(got) == 1 {
 				want[0].LastUpdate = got[0].LastUpdate
 			}
@@ -121,8 +122,22 @@ func TestEndpoints(t *testing.T) {
 			if want := []string{"eval/acc", "reward/mean"}; !slices.Equal(got.DefaultMetrics, want) {
 				t.Fatalf("default metrics %v, want %v", got.DefaultMetrics, want)
 			}
-			if want := []int64{0, 200}; !slices.Equal(got.TokenMarks, want) {
-				t.Fatalf("token marks %v, want %v", got.TokenMarks, want)
+			// The marks the evaluations recorded, not the rows' token counts
+			// (0, 196, 198).
+			if want := []int64{0, 200}; !slices.Equal(got.TokenMarks, want) || !got.TokenMarksRecorded || got.XAxis != "tokens" {
+				t.Fatalf("token marks %v (recorded %v), x axis %q; want %v, recorded, tokens", got.TokenMarks, got.TokenMarksRecorded, got.XAxis, want)
+			}
+			if c := got.RunConfigs["tree-1"]; len(c) != 1 || c["rollout.strategy"] != "entropy_tree" {
+				t.Fatalf("tree-1's varying config keys %v, want rollout.strategy alone", c)
+			}
+			if want := map[string][]string{"rollout.strategy": {"entropy_tree", "flat"}, "train.lr": {"0.001"}}; !reflect.DeepEqual(got.ConfigKeys, want) {
+				t.Fatalf("config keys %v, want %v", got.ConfigKeys, want)
+			}
+			if m := got.MetricInfo["eval/acc"]; m.Lo != 0 || m.Hi != 1 || m.AxisText != "evaluation accuracy (share)" {
+				t.Fatalf("eval/acc's registry entry %+v", m)
+			}
+			if len(got.Notes) != 1 || got.Notes[0].Run != "tree-1" || got.Notes[0].Text != fixtureNote {
+				t.Fatalf("notes %+v, want tree-1's", got.Notes)
 			}
 		}},
 		{"experiment missing", "GET", "/api/experiments/nope", 404, nil},
@@ -145,9 +160,9 @@ func TestEndpoints(t *testing.T) {
 		{"report beyond the end", "GET", "/api/experiments/exp/report?at=step:9", 400, nil},
 		{"report unknown metric", "GET", "/api/experiments/exp/report?metric=nope", 400, nil},
 		{"report missing experiment", "GET", "/api/experiments/nope/report", 404, nil},
-		{"curves step", "GET", "/api/experiments/exp/curves?metric=reward/mean", 200, func(t *testing.T, body []byte) {
+		{"curves step", "GET", "/api/experiments/exp/curves?metric=reward/mean&x=step", 200, func(t *testing.T, body []byte) {
 			got := decode[CurvesAnswer](t, body)
-			if len(got.Curves) != 2 || got.Curves[0].Variant != "flat" || got.X != "step" {
+			if len(got.Curves) != 2 || got.Curves[0].Variant != "flat" || got.X != "step" || got.Curves[1].Colour != "#d55e00" {
 				t.Fatalf("curves %+v", got)
 			}
 			c := got.Curves[1]
@@ -162,6 +177,67 @@ func TestEndpoints(t *testing.T) {
 			got := decode[CurvesAnswer](t, body)
 			if len(got.Curves) != 1 || !got.Curves[0].Marks || !slices.Equal(got.Curves[0].X, []jsonFloat{0, 200}) {
 				t.Fatalf("curves %+v", got)
+			}
+		}},
+		{"curves default to the budget axis", "GET", "/api/experiments/exp/curves?metric=eval/acc", 200, func(t *testing.T, body []byte) {
+			if got := decode[CurvesAnswer](t, body); got.X != "tokens" || got.Info.AxisText != "evaluation accuracy (share)" {
+				t.Fatalf("x %q, label %q", got.X, got.Info.AxisText)
+			}
+		}},
+		{"curves diff", "GET", "/api/experiments/exp/curves?metric=reward/mean&x=step&kind=diff", 200, func(t *testing.T, body []byte) {
+			got := decode[CurvesAnswer](t, body)
+			if len(got.Curves) != 1 || got.Baseline != "flat" || got.Kind != "diff" {
+				t.Fatalf("diff %+v", got)
+			}
+			// tree − flat, seed by seed: 0.2 at every step, both pairs.
+			c := got.Curves[0]
+			for i := range c.X {
+				if math.Abs(float64(c.Mean[i])-0.2) > 1e-12 || c.N[i] != 2 {
+					t.Fatalf("diff at %v: %v over %d pairs, want 0.2 over 2", c.X[i], c.Mean[i], c.N[i])
+				}
+			}
+		}},
+		{"curves grouped by a config key", "GET", "/api/experiments/exp/curves?metric=reward/mean&x=step&group=rollout.strategy", 200, func(t *testing.T, body []byte) {
+			got := decode[CurvesAnswer](t, body)
+			if len(got.Curves) != 2 || got.Curves[0].Variant != "entropy_tree" || got.Curves[1].Variant != "flat" || got.GroupBy != "rollout.strategy" {
+				t.Fatalf("grouped %+v", got)
+			}
+		}},
+		{"curves filtered", "GET", "/api/experiments/exp/curves?metric=reward/mean&x=step&filter=rollout.strategy=flat", 200, func(t *testing.T, body []byte) {
+			got := decode[CurvesAnswer](t, body)
+			if len(got.Curves) != 1 || got.Curves[0].Variant != "flat" {
+				t.Fatalf("filtered %+v", got)
+			}
+		}},
+		{"curves filter matching nothing", "GET", "/api/experiments/exp/curves?metric=reward/mean&filter=train.lr=9", 400, nil},
+		{"curves bad filter", "GET", "/api/experiments/exp/curves?metric=reward/mean&filter=train.lr", 400, nil},
+		{"curves bad kind", "GET", "/api/experiments/exp/curves?metric=reward/mean&kind=pie", 400, nil},
+		{"samples", "GET", "/api/runs/flat-1/steps/1/samples", 200, func(t *testing.T, body []byte) {
+			got := decode[[]Sample](t, body)
+			if len(got) != 5 || got[1].Group != 0 || got[1].Leaf != 1 || got[1].Response != "3" || got[1].Reward == nil || *got[1].Reward != 1 ||
+				float64(got[1].Advantage) != 0.5 || got[0].Prompt != "1+2=" || got[0].Reason != "wrong" || !got[3].Filtered {
+				t.Fatalf("samples %+v", got)
+			}
+		}},
+		{"samples of step 0", "GET", "/api/runs/flat-1/steps/0/samples", 200, func(t *testing.T, body []byte) { sameJSON(t, body, []byte("[]")) }},
+		{"samples of a missing run", "GET", "/api/runs/nope/steps/1/samples", 404, nil},
+		{"config diff of runs", "GET", "/api/config-diff?run=flat-1&run=tree-2", 200, func(t *testing.T, body []byte) {
+			got := decode[ConfigDiff](t, body)
+			if want := []ConfigKeyDiff{{Key: "rollout.strategy", A: "flat", B: "entropy_tree"}}; !slices.Equal(got.Diffs, want) {
+				t.Fatalf("diff %+v, want %+v", got.Diffs, want)
+			}
+		}},
+		{"config diff of variants", "GET", "/api/experiments/exp/config-diff?variant=tree&variant=flat", 200, func(t *testing.T, body []byte) {
+			got := decode[ConfigDiff](t, body)
+			if want := []ConfigKeyDiff{{Key: "rollout.strategy", A: "entropy_tree", B: "flat"}}; !slices.Equal(got.Diffs, want) {
+				t.Fatalf("diff %+v, want %+v", got.Diffs, want)
+			}
+		}},
+		{"config diff of one run", "GET", "/api/config-diff?run=flat-1", 400, nil},
+		{"config diff of a missing variant", "GET", "/api/experiments/exp/config-diff?variant=tree&variant=nope", 404, nil},
+		{"style", "GET", "/api/style", 200, func(t *testing.T, body []byte) {
+			if got := decode[Style](t, body); len(got.Palette) != 12 || got.Palette[0] != "#0072b2" {
+				t.Fatalf("palette %v", got.Palette)
 			}
 		}},
 		{"curves no metric", "GET", "/api/experiments/exp/curves", 400, nil},
@@ -180,14 +256,14 @@ func TestEndpoints(t *testing.T) {
 		{"runs of a missing experiment", "GET", "/api/runs?experiment=nope", 404, nil},
 		{"run", "GET", "/api/runs/tree-2", 200, func(t *testing.T, body []byte) {
 			got := decode[RunDetail](t, body)
-			if got.Run.Variant != "tree" || got.Run.LastStep != 2 || got.Run.Config != "rollout: {strategy: entropy_tree}\n" || len(got.Metrics) != 3 {
+			if got.Run.Variant != "tree" || got.Run.LastStep != 2 || got.Run.Config != fixtureConfig("entropy_tree") || len(got.Metrics) != 3 || len(got.Notes) != 0 {
 				t.Fatalf("run %+v", got)
 			}
 		}},
 		{"run missing", "GET", "/api/runs/nope", 404, nil},
 		{"metrics", "GET", "/api/runs/flat-1/metrics", 200, func(t *testing.T, body []byte) {
 			got := decode[[]StepMetrics](t, body)
-			if len(got) != fixtureSteps+1 || got[2].Tokens != 200 || float64(got[2].Values["eval/acc"]) != acc("flat", 1, 2) {
+			if len(got) != fixtureSteps+1 || got[2].Tokens != fixtureTokens(1, 2) || float64(got[2].Values["eval/acc"]) != acc("flat", 1, 2) {
 				t.Fatalf("metrics %+v", got)
 			}
 			if _, ok := got[1].Values["eval/acc"]; ok {

@@ -1,14 +1,20 @@
 // The rollout dashboard: plain JavaScript drawing HTML tables and SVG charts
-// from the JSON endpoints under /api/. Pages are chosen by the URL's hash:
+// from the JSON endpoints under /api/. Pages are chosen by the URL's hash,
+// and each page keeps its state (the chosen point, metric, axis, view,
+// grouping, filters, smoothing…) in the hash's query, so a reload or a
+// shared link shows the same view:
 //   #/                          experiments
-//   #/exp/NAME                  one experiment: comparison table, curves, runs
-//   #/run/ID                    one run: config, metric curves, evaluations
+//   #/exp/NAME?at=&metrics=&metric=&x=&view=&group=&filter=&smooth=&hide=&vs=&diff=
+//                               one experiment: comparison table, curves, config diff, runs
+//   #/run/ID?x=&step=           one run: config, notes, metric curves, evaluations, samples
 //   #/tree/ID?step=S&group=G&vs=H   rollout trees of a step, H compared beside G
 'use strict';
 
 const POLL_MS = 2000;
-// Colours of variants, by the variant's place in the experiment's order.
-const PALETTE = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d', '#475569', '#ea580c'];
+// Colours of variants, by the variant's place in the experiment's order:
+// report.Palette, read from /api/style before the first page is drawn
+// (experiment answers also carry each variant's colour).
+let PALETTE = ['#0072b2'];
 
 // ---------- small helpers ----------
 
@@ -107,7 +113,32 @@ function variantColour(order, name) {
   return PALETTE[(i < 0 ? order.length : i) % PALETTE.length];
 }
 
-function errorBox(err) { return el('div', {class: 'error'}, String(err.message || err)); }
+function errorBox(err) { return el('div', {class: 'error', role: 'alert'}, String(err.message || err)); }
+
+// setQuery replaces the hash's query with the state's non-default values
+// without a new history entry or a re-render (history.replaceState fires
+// no hashchange).
+function setQuery(path, values) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) {
+    if (v === undefined || v === null || v === '' || (Array.isArray(v) && !v.length)) continue;
+    if (Array.isArray(v)) v.forEach(x => q.append(k, x)); else q.set(k, v);
+  }
+  const hash = '#' + path + (String(q) ? '?' + q : '');
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+
+// smooth is the exponential moving average of ys with weight w (0: the
+// series itself), skipping nulls and debiased at the start, as W&B's.
+function smooth(ys, w) {
+  if (!(w > 0)) return ys;
+  let acc = 0, norm = 0;
+  return ys.map(y => {
+    if (y === null) return null;
+    acc = w * acc + (1 - w) * y; norm = w * norm + (1 - w);
+    return acc / norm;
+  });
+}
 
 // ---------- charts ----------
 
@@ -122,19 +153,23 @@ function ticks(lo, hi, n) {
   return out;
 }
 
-// chart draws series (each {name, colour, x, y, lo, hi, marks}) as lines
-// with shaded bands on shared axes; null values break a line.
+// chart draws series (each {name, colour, x, y, lo, hi, marks, n, seeds,
+// raw, dash, grey}) as lines with shaded bands on shared axes; null values
+// break a line. A point over fewer seeds than its curve has (n < seeds) is
+// drawn hollow; raw is the unsmoothed line, drawn faint behind y. opt:
+// width, height, title, xlabel, ylabel, integerX, zero (a line at 0),
+// range [lo, hi] the y axis stays within.
 function chart(series, opt) {
   const W = opt.width || 560, H = opt.height || 300;
-  const m = {l: 52, r: 12, t: opt.title ? 22 : 10, b: 34};
-  const svg = sv('svg', {class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, dataset: {metric: opt.title || ''}});
+  const m = {l: opt.ylabel ? 66 : 52, r: 12, t: opt.title ? 22 : 10, b: opt.xlabel ? 40 : 30};
+  const svg = sv('svg', {class: 'chart', width: W, height: H, viewBox: `0 0 ${W} ${H}`, dataset: {metric: opt.metric || opt.title || ''}});
   if (opt.title) svg.append(sv('text', {x: m.l, y: 15, class: 'title'}, opt.title));
   let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
   for (const s of series) {
     s.x.forEach((x, i) => {
       if (x === null || s.y[i] === null) return;
       x0 = Math.min(x0, x); x1 = Math.max(x1, x);
-      for (const v of [s.y[i], s.lo ? s.lo[i] : null, s.hi ? s.hi[i] : null]) {
+      for (const v of [s.y[i], s.lo ? s.lo[i] : null, s.hi ? s.hi[i] : null, s.raw ? s.raw[i] : null]) {
         if (v !== null && v !== undefined) { y0 = Math.min(y0, v); y1 = Math.max(y1, v); }
       }
     });
@@ -143,9 +178,14 @@ function chart(series, opt) {
     svg.append(sv('text', {x: W / 2, y: H / 2, 'text-anchor': 'middle'}, 'no data'));
     return svg;
   }
+  if (opt.zero) { y0 = Math.min(y0, 0); y1 = Math.max(y1, 0); }
   if (x1 === x0) { x0 -= 1; x1 += 1; }
   if (y1 === y0) { const d = Math.abs(y0) * 0.1 || 1; y0 -= d; y1 += d; }
   const pad = (y1 - y0) * 0.05; y0 -= pad; y1 += pad;
+  if (opt.range) {
+    if (opt.range[0] !== null && y0 < opt.range[0]) y0 = Math.min(opt.range[0], y1 - pad);
+    if (opt.range[1] !== null && y1 > opt.range[1]) y1 = Math.max(opt.range[1], y0 + pad);
+  }
   const X = x => m.l + (x - x0) / (x1 - x0) * (W - m.l - m.r);
   const Y = y => H - m.b - (y - y0) / (y1 - y0) * (H - m.t - m.b);
   for (const t of ticks(y0, y1, 5)) {
@@ -160,22 +200,36 @@ function chart(series, opt) {
   }
   svg.append(sv('line', {x1: m.l, x2: m.l, y1: m.t, y2: H - m.b, class: 'axis'}));
   svg.append(sv('line', {x1: m.l, x2: W - m.r, y1: H - m.b, y2: H - m.b, class: 'axis'}));
-  if (opt.xlabel) svg.append(sv('text', {x: W - m.r, y: H - 4, 'text-anchor': 'end'}, opt.xlabel));
+  if (opt.zero) svg.append(sv('line', {x1: m.l, x2: W - m.r, y1: Y(0), y2: Y(0), class: 'zero'}));
+  if (opt.xlabel) svg.append(sv('text', {x: (m.l + W - m.r) / 2, y: H - 6, 'text-anchor': 'middle', class: 'xlabel'}, opt.xlabel));
+  if (opt.ylabel) svg.append(sv('text', {x: 0, y: 0, transform: `translate(13 ${(m.t + H - m.b) / 2}) rotate(-90)`, 'text-anchor': 'middle', class: 'ylabel'}, opt.ylabel));
   for (const s of series) {
-    const g = sv('g', {class: 'series', dataset: {variant: s.name}});
-    if (s.lo && s.hi) {
+    const g = sv('g', {class: 'series' + (s.grey ? ' grey' : ''), dataset: {variant: s.name}});
+    const colour = s.grey ? '#c8c8c8' : s.colour;
+    if (s.lo && s.hi && !s.grey) {
       for (const seg of segments(s.x, i => s.lo[i] !== null && s.hi[i] !== null && s.x[i] !== null)) {
         if (seg.length < 2) continue;
         const up = seg.map(i => `${X(s.x[i])},${Y(s.hi[i])}`);
         const down = seg.slice().reverse().map(i => `${X(s.x[i])},${Y(s.lo[i])}`);
-        g.append(sv('polygon', {points: up.concat(down).join(' '), fill: s.colour, 'fill-opacity': 0.15, stroke: 'none'}));
+        g.append(sv('polygon', {class: 'band', points: up.concat(down).join(' '), fill: colour, 'fill-opacity': 0.15, stroke: 'none'}));
+      }
+    }
+    if (s.raw) {
+      for (const seg of segments(s.x, i => s.raw[i] !== null && s.x[i] !== null)) {
+        g.append(sv('polyline', {class: 'raw', points: seg.map(i => `${X(s.x[i])},${Y(s.raw[i])}`).join(' '), fill: 'none', stroke: colour, 'stroke-width': 1.2, 'stroke-opacity': 0.35}));
       }
     }
     for (const seg of segments(s.x, i => s.y[i] !== null && s.x[i] !== null)) {
       const pts = seg.map(i => `${X(s.x[i])},${Y(s.y[i])}`).join(' ');
-      g.append(sv('polyline', {points: pts, fill: 'none', stroke: s.colour, 'stroke-width': 1.8}));
-      if (s.marks || seg.length === 1) {
-        for (const i of seg) g.append(sv('circle', {cx: X(s.x[i]), cy: Y(s.y[i]), r: 2.6, fill: s.colour}));
+      g.append(sv('polyline', {class: 'mean', points: pts, fill: 'none', stroke: colour, 'stroke-width': s.grey ? 1 : 1.8, 'stroke-dasharray': s.dash ? '5 3' : null}));
+      if (!s.grey && (s.marks || seg.length === 1 || (s.n && s.n.some(k => k < s.seeds)))) {
+        for (const i of seg) {
+          const partial = s.n && s.n[i] < s.seeds;
+          if (!s.marks && seg.length > 1 && !partial) continue;
+          const c = sv('circle', {cx: X(s.x[i]), cy: Y(s.y[i]), r: 2.8, fill: partial ? '#fff' : colour, stroke: colour, 'stroke-width': 1.3, class: partial ? 'partial' : 'mark'});
+          c.append(sv('title', {}, `${s.name} at ${num(s.x[i])}: ${num(s.y[i])}` + (s.n ? ` (n = ${s.n[i]}${partial ? ` of ${s.seeds} seeds` : ''})` : '')));
+          g.append(c);
+        }
       }
     }
     const last = s.y.length - 1;
@@ -218,7 +272,7 @@ async function experimentsPage(main) {
       el('thead', {}, el('tr', {}, ['experiment', 'variants', 'seeds', 'runs', 'status', 'progress', 'tokens', 'last update'].map(h => el('th', {}, h)))),
       el('tbody', {}, exps.map(e => el('tr', {dataset: {experiment: e.name}},
         el('td', {}, el('a', {href: '#/exp/' + enc(e.name)}, e.name)),
-        el('td', {}, e.variants.map((v, i) => el('span', {class: 'badge', style: `border-color:${PALETTE[i % PALETTE.length]}`}, v))),
+        el('td', {}, e.variants.map((v, i) => el('span', {class: 'badge', style: `border-color:${e.colours[i]}`}, v))),
         el('td', {}, e.seeds.join(', ')),
         el('td', {class: 'num'}, e.runs),
         el('td', {}, Object.entries(e.status).sort().map(([s, n]) => statusBadge(s, n))),
@@ -231,31 +285,57 @@ async function experimentsPage(main) {
 }
 
 // experimentPage draws an experiment: its head, the comparison table with
-// its controls, the curves with theirs, and its runs. It is one long
-// function because its parts share the page's state (the point, metrics,
-// axis and hidden variants) and redraw one another through closures.
-async function experimentPage(main, name) {
+// its controls, the curves with theirs, the config diff and its runs. It
+// is one long function because its parts share the page's state (kept in
+// the URL: see setQuery) and redraw one another through closures.
+async function experimentPage(main, name, params) {
   crumbs([['experiment ' + name, '#/exp/' + enc(name)]]);
   let detail = await api('/api/experiments/' + enc(name));
   const order = detail.summary.variants;
+  const colourOf = v => { const i = order.indexOf(v); return i >= 0 ? detail.summary.colours[i] : variantColour(order, v); };
+  const [at0, atArg0] = (params.get('at') || 'final').split(/:(.*)/s);
   const state = {
-    at: 'final', atArg: '', metrics: detail.default_metrics.slice(),
-    curveMetric: detail.default_metrics[0] || detail.metrics[0] || '', x: 'step', hidden: new Set(),
+    at: at0, atArg: atArg0 || '',
+    metrics: params.has('metrics') ? params.get('metrics').split(',').filter(m => detail.metrics.includes(m)) : detail.default_metrics.slice(),
+    curveMetric: params.get('metric') || detail.default_metrics[0] || detail.metrics[0] || '',
+    x: params.get('x') || detail.x_axis || 'step',
+    view: params.get('view') === 'diff' ? 'diff' : 'curves',
+    group: params.get('group') || '',
+    filters: params.getAll('filter'),
+    smooth: Number(params.get('smooth') || 0),
+    hidden: new Set(params.getAll('hide')),
+    vs: params.get('vs') || '',
+    diff: params.getAll('diff'),
   };
+  function save() {
+    setQuery('/exp/' + enc(name), {
+      at: state.at === 'final' ? '' : state.at + (state.atArg ? ':' + state.atArg : ''),
+      metrics: state.metrics.join(',') === detail.default_metrics.join(',') ? '' : state.metrics.join(','),
+      metric: state.curveMetric, x: state.x, view: state.view === 'diff' ? 'diff' : '', group: state.group, filter: state.filters,
+      smooth: state.smooth ? String(state.smooth) : '', hide: [...state.hidden], vs: state.vs, diff: state.diff,
+    });
+  }
   const draws = {report: 0, curves: 0}; // the latest draw of each wins
   const head = el('div');
   const reportBox = el('div', {id: 'report'});
   const curveBox = el('div', {id: 'curves'});
+  const diffBox = el('div', {id: 'config-diff'});
   const runsBox = el('div', {id: 'runs'});
 
   // The report's point: final, best, step:N, tokens:T, train_flops:F.
-  const atKind = el('select', {id: 'at-kind', onchange: () => { state.at = atKind.value; atArgInput.hidden = !['step', 'tokens', 'train_flops'].includes(state.at); suggest(); drawReport(); }},
-    ['final', 'best', 'step', 'tokens', 'train_flops'].map(k => el('option', {value: k}, k)));
+  const hasArg = k => ['step', 'tokens', 'train_flops'].includes(k);
+  const atKind = el('select', {id: 'at-kind', onchange: () => { state.at = atKind.value; state.atArg = ''; atArgInput.value = ''; atArgInput.hidden = !hasArg(state.at); suggest(); save(); drawReport(); }},
+    ['final', 'best', 'step', 'tokens', 'train_flops'].map(k => el('option', {value: k, selected: k === state.at}, k)));
   const marks = el('datalist', {id: 'marks'});
-  const atArgInput = el('input', {id: 'at-arg', list: 'marks', size: 12, hidden: true, placeholder: 'value', onchange: () => { state.atArg = atArgInput.value.trim(); drawReport(); }});
+  const atArgInput = el('input', {id: 'at-arg', list: 'marks', size: 12, hidden: !hasArg(state.at), value: state.atArg, placeholder: 'value', onchange: () => { state.atArg = atArgInput.value.trim(); save(); drawReport(); }});
+  const atHint = el('span', {class: 'muted', id: 'at-hint'});
   function suggest() {
     let vals = [];
-    if (state.at === 'tokens') vals = detail.token_marks;
+    atHint.textContent = '';
+    if (state.at === 'tokens') {
+      vals = detail.token_marks;
+      atHint.textContent = detail.token_marks_recorded ? `evaluation marks: ${vals.map(v => num(v)).join(', ')}` : 'no token marks recorded: cumulative token counts of evaluation rows';
+    }
     if (state.at === 'step') { const last = Math.min(...detail.runs.map(r => r.last_step)); vals = Array.from({length: Math.max(0, last + 1)}, (_, i) => i); }
     marks.replaceChildren(...vals.map(v => el('option', {value: v})));
     if (!state.atArg && vals.length) { state.atArg = String(vals[vals.length - 1]); atArgInput.value = state.atArg; }
@@ -263,46 +343,98 @@ async function experimentPage(main, name) {
   // The report's metrics: chips to remove, a menu to add.
   const metricBox = el('span', {id: 'report-metrics'});
   function drawMetricChoice() {
-    const add = el('select', {onchange: () => { if (add.value) { state.metrics.push(add.value); drawMetricChoice(); drawReport(); } }},
+    const add = el('select', {onchange: () => { if (add.value) { state.metrics.push(add.value); save(); drawMetricChoice(); drawReport(); } }},
       el('option', {value: ''}, '+ metric'), detail.metrics.filter(mn => !state.metrics.includes(mn)).map(mn => el('option', {value: mn}, mn)));
     metricBox.replaceChildren(...state.metrics.map(mn => el('span', {class: 'chip', dataset: {metric: mn}, title: 'remove', onclick: () => {
-      state.metrics = state.metrics.filter(x => x !== mn); drawMetricChoice(); drawReport();
+      state.metrics = state.metrics.filter(x => x !== mn); save(); drawMetricChoice(); drawReport();
     }}, mn, ' ×')), add);
   }
   drawMetricChoice();
 
-  const curveMetric = el('select', {id: 'curve-metric', onchange: () => { state.curveMetric = curveMetric.value; drawCurves(); }},
+  // Config keys to group by and filter on: those whose value differs
+  // between runs first, then the rest.
+  const keyValues = detail.config_keys;
+  const varies = k => keyValues[k].length > 1;
+  const keys = Object.keys(keyValues).sort((a, b) => (varies(b) - varies(a)) || a.localeCompare(b));
+  const keyOptions = sel => keys.map(k => el('option', {value: k, selected: k === sel}, k + (varies(k) ? ` (${keyValues[k].length} values)` : '')));
+
+  const curveMetric = el('select', {id: 'curve-metric', onchange: () => { state.curveMetric = curveMetric.value; save(); drawCurves(); }},
     detail.metrics.map(mn => el('option', {value: mn, selected: mn === state.curveMetric}, mn)));
-  const xSel = el('select', {id: 'curve-x', onchange: () => { state.x = xSel.value; drawCurves(); }},
-    ['step', 'tokens', 'time'].map(v => el('option', {value: v}, v)));
-  const chips = el('span', {id: 'variant-toggles'});
-  function drawChips() {
-    chips.replaceChildren(...order.map(v => el('span', {class: 'chip' + (state.hidden.has(v) ? ' off' : ''), dataset: {variant: v}, onclick: () => {
-      state.hidden.has(v) ? state.hidden.delete(v) : state.hidden.add(v); drawChips(); drawCurves();
-    }}, el('span', {class: 'swatch', style: `background:${variantColour(order, v)}`}), v)));
+  const xSel = el('select', {id: 'curve-x', onchange: () => { state.x = xSel.value; save(); drawCurves(); }},
+    ['step', 'tokens', 'time'].map(v => el('option', {value: v, selected: v === state.x}, v + (v === detail.x_axis ? ' (budget axis)' : ''))));
+  const viewSel = el('select', {id: 'curve-view', onchange: () => { state.view = viewSel.value; save(); drawCurves(); }},
+    el('option', {value: 'curves', selected: state.view === 'curves'}, 'mean over seeds'),
+    el('option', {value: 'diff', selected: state.view === 'diff'}, 'paired difference from the baseline'));
+  const groupSel = el('select', {id: 'group-by', onchange: () => { state.group = groupSel.value; state.hidden.clear(); save(); drawChips(); drawCurves(); }},
+    el('option', {value: ''}, 'variant'), keyOptions(state.group));
+  const filterKey = el('select', {id: 'filter-key', onchange: () => fillFilterValues()}, el('option', {value: ''}, '+ filter'), keyOptions(''));
+  const filterVal = el('select', {id: 'filter-value', hidden: true, onchange: () => {
+    if (filterKey.value && filterVal.value) { state.filters.push(filterKey.value + '=' + filterVal.value); filterKey.value = ''; filterVal.hidden = true; save(); drawFilters(); drawCurves(); }
+  }});
+  function fillFilterValues() {
+    const k = filterKey.value;
+    filterVal.hidden = !k;
+    if (!k) return;
+    filterVal.replaceChildren(el('option', {value: ''}, 'value…'), ...keyValues[k].map(v => el('option', {value: v}, v)));
   }
+  const filterChips = el('span', {id: 'filters'});
+  function drawFilters() {
+    filterChips.replaceChildren(...state.filters.map(f => el('span', {class: 'chip', dataset: {filter: f}, title: 'remove', onclick: () => {
+      state.filters = state.filters.filter(x => x !== f); save(); drawFilters(); drawCurves();
+    }}, f, ' ×')));
+  }
+  const smoothIn = el('input', {id: 'smooth', type: 'range', min: 0, max: 0.95, step: 0.05, value: state.smooth, oninput: () => {
+    state.smooth = Number(smoothIn.value); smoothOut.textContent = state.smooth.toFixed(2); save(); drawCurves(true);
+  }});
+  const smoothOut = el('span', {class: 'mono'}, state.smooth.toFixed(2));
+  const vsSel = el('select', {id: 'compare-exp', onchange: () => { state.vs = vsSel.value; save(); drawCurves(); }}, el('option', {value: ''}, '—'));
+  api('/api/experiments').then(exps => vsSel.append(...exps.filter(e => e.name !== name).map(e => el('option', {value: e.name, selected: e.name === state.vs}, e.name)))).catch(() => {});
+  const chips = el('span', {id: 'variant-toggles'});
+  let lastCurves = null; // the last answer, redrawn as smoothing moves
+  function drawChips(names) {
+    names = names || (state.group ? [] : order);
+    chips.replaceChildren(...names.map(v => el('span', {class: 'chip' + (state.hidden.has(v) ? ' off' : ''), dataset: {variant: v}, onclick: () => {
+      state.hidden.has(v) ? state.hidden.delete(v) : state.hidden.add(v); save(); drawChips(names); drawCurves(true);
+    }}, el('span', {class: 'swatch', style: `background:${lastCurves ? (lastCurves.own.curves.find(c => c.variant === v) || {}).colour || colourOf(v) : colourOf(v)}`}), v)));
+  }
+
+  // Config diff between two variants or two runs.
+  const diffOptions = sel => [el('optgroup', {label: 'variants'}, order.map(v => el('option', {value: 'variant:' + v, selected: sel === 'variant:' + v}, v))),
+    el('optgroup', {label: 'runs'}, detail.runs.map(r => el('option', {value: 'run:' + r.id, selected: sel === 'run:' + r.id}, `${shortID(r.id)} (${r.variant}, seed ${r.seed})`)))];
+  if (state.diff.length !== 2) state.diff = [order.length ? 'variant:' + order[0] : '', order.length > 1 ? 'variant:' + order[1] : ''];
+  const diffA = el('select', {id: 'diff-a', onchange: () => { state.diff[0] = diffA.value; save(); drawDiff(); }}, diffOptions(state.diff[0]));
+  const diffB = el('select', {id: 'diff-b', onchange: () => { state.diff[1] = diffB.value; save(); drawDiff(); }}, diffOptions(state.diff[1]));
 
   main.replaceChildren(head,
     el('h2', {}, 'Comparison'),
-    el('div', {class: 'controls'}, el('label', {}, 'at', atKind, atArgInput, marks), el('span', {}, 'metrics ', metricBox)),
+    el('div', {class: 'controls'}, el('label', {}, 'at', atKind, atArgInput, marks), atHint, el('span', {}, 'metrics ', metricBox)),
     reportBox,
     el('h2', {}, 'Curves'),
-    el('div', {class: 'controls'}, el('label', {}, 'metric', curveMetric), el('label', {}, 'x', xSel), chips),
+    el('div', {class: 'controls'}, el('label', {}, 'metric', curveMetric), el('label', {}, 'x', xSel), el('label', {}, 'show', viewSel),
+      el('label', {}, 'group by', groupSel), el('label', {}, 'filter', filterKey, filterVal), filterChips,
+      el('label', {title: 'exponential moving average of the mean; the raw mean stays drawn faint'}, 'smoothing', smoothIn, smoothOut),
+      el('label', {title: 'draw another experiment\'s curves of the same metric on these axes (dashed)'}, 'compare with', vsSel)),
+    el('div', {class: 'controls'}, chips),
     curveBox,
+    el('h2', {}, 'Config diff'),
+    el('div', {class: 'controls'}, diffA, el('span', {}, 'vs'), diffB),
+    diffBox,
     el('h2', {}, 'Runs'),
     runsBox);
   drawChips();
+  drawFilters();
+  suggest();
 
   function drawHead() {
     const e = detail.experiment, s = detail.summary;
     head.replaceChildren(el('h1', {}, e.name),
       el('p', {}, Object.entries(s.status).sort().map(([st, n]) => statusBadge(st, n)), ' ', progressBar(s.steps_done, s.steps_total),
-        el('span', {class: 'muted'}, ` · ${s.runs} runs · variants ${s.variants.join(', ')} · seeds ${s.seeds.join(', ')} · baseline ${e.baseline || s.variants[0] || '—'} · updated `), when(s.last_update)));
+        el('span', {class: 'muted'}, ` · ${s.runs} runs · variants ${s.variants.join(', ')} · seeds ${s.seeds.join(', ')} · baseline ${e.baseline || s.variants[0] || '—'} · budget axis ${detail.x_axis} · updated `), when(s.last_update)));
   }
 
   async function drawReport() {
     let at = state.at;
-    if (['step', 'tokens', 'train_flops'].includes(at)) {
+    if (hasArg(at)) {
       if (!state.atArg) { reportBox.replaceChildren(el('p', {class: 'muted'}, `give a value for ${at}`)); return; }
       at += ':' + state.atArg;
     }
@@ -311,37 +443,112 @@ async function experimentPage(main, name) {
     const seq = ++draws.report;
     let view;
     try {
-      view = reportTable(await api(`/api/experiments/${enc(name)}/report?${q}`), order);
+      view = reportTable(await api(`/api/experiments/${enc(name)}/report?${q}`), order, colourOf);
     } catch (err) {
       view = errorBox(err);
     }
     if (seq === draws.report) reportBox.replaceChildren(view); // else a later choice is being drawn
   }
 
-  async function drawCurves() {
+  function curvesQuery(exp) {
+    const q = new URLSearchParams({metric: state.curveMetric, x: state.x});
+    if (state.view === 'diff') q.set('kind', 'diff');
+    if (exp === name) {
+      if (state.group) q.set('group', state.group);
+      state.filters.forEach(f => q.append('filter', f));
+    }
+    return `/api/experiments/${enc(exp)}/curves?${q}`;
+  }
+
+  // drawCurves fetches the curves (again unless only smoothing or the
+  // shown variants changed) and draws them: one chart, or one per curve
+  // (the others grey behind) when more than five are shown.
+  async function drawCurves(redraw) {
     if (!state.curveMetric) { curveBox.replaceChildren(el('p', {class: 'muted'}, 'no metrics recorded yet')); return; }
     const seq = ++draws.curves;
     let view;
     try {
-      const c = await api(`/api/experiments/${enc(name)}/curves?metric=${enc(state.curveMetric)}&x=${state.x}`);
-      const series = c.curves.filter(k => !state.hidden.has(k.variant)).map(k => ({name: k.variant, colour: variantColour(order, k.variant), x: k.x, y: k.mean, lo: k.lo, hi: k.hi, marks: k.marks || k.x.length < 40}));
-      const xlabel = {step: 'step', tokens: 'sampled tokens', time: 'wall time (s)'}[state.x];
-      view = chart(series, {width: 820, height: 360, title: `${state.curveMetric} — mean over seeds, 95% band`, xlabel, integerX: state.x !== 'time'});
+      if (!redraw || !lastCurves) {
+        const own = await api(curvesQuery(name));
+        let other = null, otherErr = null;
+        if (state.vs) { try { other = await api(curvesQuery(state.vs)); } catch (err) { otherErr = err; } }
+        if (seq !== draws.curves) return;
+        lastCurves = {own, other, otherErr};
+        if (state.group) drawChips(own.curves.map(c => c.variant));
+      }
+      view = curvesView(lastCurves);
     } catch (err) {
+      lastCurves = null;
       view = errorBox(err);
     }
     if (seq === draws.curves) curveBox.replaceChildren(view);
   }
 
+  function curvesView({own, other, otherErr}) {
+    const diff = own.kind === 'diff';
+    const toSeries = (k, label, colour, dash) => ({name: label, colour, x: k.x, y: smooth(k.mean, state.smooth), raw: state.smooth > 0 ? k.mean : null,
+      lo: k.lo, hi: k.hi, n: k.n, seeds: k.seeds, marks: k.marks || k.x.length < 40, dash});
+    let series = own.curves.filter(k => !state.hidden.has(k.variant) && k.x.length).map(k => toSeries(k, k.variant, k.colour, false));
+    if (other) {
+      const base = order.length;
+      series = series.concat(other.curves.filter(k => k.x.length).map((k, i) => toSeries(k, `${state.vs}/${k.variant}`, PALETTE[(base + i) % PALETTE.length], true)));
+    }
+    const xlabel = {step: 'step (optimizer updates)', tokens: 'sampled tokens (cumulative)' + (series.some(s => s.marks) ? '; markers at evaluation marks' : ''), time: 'wall time (s)'}[own.x];
+    const ylabel = (diff ? 'Δ ' : '') + own.info.axis_label;
+    const range = diff ? null : [own.info.lo, own.info.hi];
+    const title = (diff ? `${own.info.label}: variant − ${own.baseline}, paired by seed` : own.info.label) + (own.group_by ? ` · grouped by ${own.group_by}` : '');
+    const common = {xlabel, ylabel, integerX: own.x !== 'time', zero: diff, range, metric: own.metric};
+    let charts;
+    if (series.length > 5) {
+      charts = el('div', {class: 'multiples', id: 'small-multiples'}, series.map(s => chart(
+        series.filter(o => o !== s).map(o => Object.assign({}, o, {grey: true, raw: null})).concat([s]),
+        Object.assign({}, common, {width: 400, height: 230, title: s.name}))));
+    } else {
+      charts = chart(series, Object.assign({}, common, {width: 860, height: 380, title}));
+    }
+    const legend = el('div', {class: 'legend-row'}, series.map(s => el('span', {class: 'legend-item'},
+      el('span', {class: 'swatch' + (s.dash ? ' dashed' : ''), style: `background:${s.colour}`}), s.name)));
+    const notes = own.notes.concat(other ? other.notes.map(n => `${state.vs}/${n}`) : []);
+    const hidden = own.curves.filter(k => state.hidden.has(k.variant)).map(k => k.variant);
+    if (hidden.length) notes.push(`hidden here: ${hidden.join(', ')}`);
+    if (otherErr) notes.push(`${state.vs}: ${otherErr.message}`);
+    if (series.some(s => s.n && s.n.some(k => k < s.seeds))) notes.push('hollow points average fewer seeds than their curve has');
+    if (state.smooth > 0) notes.push(`lines smoothed (EMA ${state.smooth.toFixed(2)}); the raw means drawn faint, bands unsmoothed`);
+    return el('div', {}, charts, legend,
+      el('p', {class: 'caption', id: 'curve-caption'}, own.caption + (other ? ` · ${state.vs} dashed: ${other.caption}` : '')),
+      notes.length ? el('ul', {class: 'notes', id: 'curve-notes'}, notes.map(n => el('li', {}, n))) : '');
+  }
+
+  async function drawDiff() {
+    const [a, b] = state.diff;
+    if (!a || !b) { diffBox.replaceChildren(el('p', {class: 'muted'}, 'choose two variants or runs')); return; }
+    const [ka, va] = a.split(/:(.*)/s), [kb, vb] = b.split(/:(.*)/s);
+    let url;
+    if (ka === 'variant' && kb === 'variant') url = `/api/experiments/${enc(name)}/config-diff?variant=${enc(va)}&variant=${enc(vb)}`;
+    else {
+      const runOf = (k, v) => k === 'run' ? v : (detail.runs.find(r => r.variant === v) || {}).id;
+      url = `/api/config-diff?run=${enc(runOf(ka, va) || '')}&run=${enc(runOf(kb, vb) || '')}`;
+    }
+    try {
+      const d = await api(url);
+      diffBox.replaceChildren(!d.diffs.length ? el('p', {class: 'muted', id: 'diff-none'}, 'the two configs are the same') :
+        el('table', {id: 'diff-table'}, el('thead', {}, el('tr', {}, el('th', {}, 'key'), el('th', {}, a.replace(':', ' ')), el('th', {}, b.replace(':', ' ')))),
+          el('tbody', {}, d.diffs.map(k => el('tr', {dataset: {key: k.key}}, el('td', {class: 'mono'}, k.key), el('td', {class: 'mono'}, k.a), el('td', {class: 'mono'}, k.b))))));
+    } catch (err) {
+      diffBox.replaceChildren(errorBox(err));
+    }
+  }
+
   function drawRuns() {
-    runsBox.replaceChildren(runsTable(detail.runs, order));
+    runsBox.replaceChildren(runsTable(detail.runs, colourOf, detail.notes));
   }
 
   async function refresh(first) {
     if (!first) detail = await api('/api/experiments/' + enc(name));
     drawHead(); drawRuns();
-    await Promise.all([drawReport(), drawCurves()]);
+    await Promise.all([drawReport(), drawCurves(), first ? drawDiff() : null]);
   }
+  save();
   await refresh(true);
   return {refresh: () => refresh(false), live: () => detail.runs.some(r => r.status === 'running')};
 }
@@ -349,7 +556,7 @@ async function experimentPage(main, name) {
 // reportTable draws the answer of the report endpoint: per variant and
 // metric the mean ± half-width of the 95% t-interval, and the p-value of
 // the test against the baseline.
-function reportTable(rep, order) {
+function reportTable(rep, order, colourOf) {
   const cols = rep.metric_names;
   return el('div', {},
     el('p', {class: 'caption', id: 'report-axis'}, `${rep.axis} · baseline ${rep.baseline} · mean ± 95% t-interval over seeds; p of the t-test against the baseline`),
@@ -357,7 +564,7 @@ function reportTable(rep, order) {
       el('thead', {}, el('tr', {}, el('th', {}, 'variant'), el('th', {class: 'num'}, 'runs'),
         cols.map(c => [el('th', {class: 'num'}, c), el('th', {class: 'num'}, 'p')]))),
       el('tbody', {}, rep.variants.map(row => el('tr', {dataset: {variant: row.variant}},
-        el('td', {}, el('span', {class: 'swatch', style: `background:${variantColour(order, row.variant)}`}), ' ', row.variant),
+        el('td', {}, el('span', {class: 'swatch', style: `background:${colourOf(row.variant)}`}), ' ', row.variant),
         el('td', {class: 'num'}, row.runs, row.unfinished ? el('span', {class: 'muted', title: 'runs not finished'}, ` (${row.unfinished} unfinished)`) : ''),
         row.metrics.map(c => {
           const half = c.mean !== null && c.ci_hi !== null ? c.ci_hi - c.mean : null;
@@ -371,35 +578,43 @@ function reportTable(rep, order) {
         }))))));
 }
 
-function runsTable(runs, order) {
+function runsTable(runs, colourOf, notes) {
+  const notesOf = id => (notes || []).filter(n => n.run === id);
   return el('table', {class: 'runs'},
-    el('thead', {}, el('tr', {}, ['run', 'variant', 'seed', 'status', 'progress', 'tokens', 'time', 'started', ''].map(h => el('th', {}, h)))),
+    el('thead', {}, el('tr', {}, ['run', 'variant', 'seed', 'status', 'progress', 'tokens', 'time', 'started', 'notes', ''].map(h => el('th', {}, h)))),
     el('tbody', {}, runs.map(r => el('tr', {dataset: {run: r.id}},
       el('td', {class: 'mono'}, el('a', {href: '#/run/' + enc(r.id)}, shortID(r.id))),
-      el('td', {}, el('span', {class: 'swatch', style: `background:${variantColour(order, r.variant)}`}), ' ', r.variant),
+      el('td', {}, el('span', {class: 'swatch', style: `background:${colourOf(r.variant)}`}), ' ', r.variant),
       el('td', {class: 'num'}, r.seed),
       el('td', {}, statusBadge(r.status), r.error ? el('span', {class: 'muted', title: r.error}, ' ⚠') : ''),
       el('td', {dataset: {field: 'progress'}}, runProgress(r)),
       el('td', {class: 'num'}, num(r.tokens)),
       el('td', {class: 'num'}, duration(r.elapsed_ns)),
       el('td', {}, when(r.start)),
+      el('td', {class: 'note-cell', dataset: {field: 'notes'}}, notesOf(r.id).map(n => n.text).join(' · ')),
       el('td', {}, el('a', {href: `#/tree/${enc(r.id)}`}, 'trees'))))));
 }
 
-// runPage draws a run: its record, evaluations, a curve of every metric
-// and its resolved config.
-async function runPage(main, id) {
+// runPage draws a run: its record and notes, evaluations, a curve of every
+// metric, the sample table of a step and its resolved config. The axis and
+// the sample table's step are kept in the URL.
+async function runPage(main, id, params) {
   let detail = await api('/api/runs/' + enc(id));
   const r0 = detail.run;
   crumbs([['experiment ' + r0.experiment, '#/exp/' + enc(r0.experiment)], ['run ' + shortID(id), '#/run/' + enc(id)]]);
-  const state = {x: 'step'};
+  const state = {x: params.get('x') || 'step', step: params.has('step') ? Number(params.get('step')) : null};
+  const save = () => setQuery('/run/' + enc(id), {x: state.x === 'step' ? '' : state.x, step: state.step === null ? '' : state.step});
   const head = el('div'), charts = el('div', {class: 'charts', id: 'run-charts'}), evals = el('div', {id: 'evals'});
-  const xSel = el('select', {id: 'run-x', onchange: () => { state.x = xSel.value; drawCharts(); }}, ['step', 'tokens', 'time'].map(v => el('option', {value: v}, v)));
+  const notesBox = el('div', {id: 'run-notes'}), samplesBox = el('div', {id: 'samples'});
+  const xSel = el('select', {id: 'run-x', onchange: () => { state.x = xSel.value; save(); drawCharts(); }}, ['step', 'tokens', 'time'].map(v => el('option', {value: v, selected: v === state.x}, v)));
+  const stepIn = el('input', {id: 'sample-step', type: 'number', min: 1, size: 5, onchange: () => { state.step = Number(stepIn.value); save(); drawSamples(); }});
   const config = el('pre', {id: 'config'});
   let rows = [];
-  main.replaceChildren(head,
+  main.replaceChildren(head, notesBox,
     el('h2', {}, 'Evaluations'), evals,
     el('h2', {}, 'Metrics'), el('div', {class: 'controls'}, el('label', {}, 'x', xSel)), charts,
+    el('h2', {}, 'Samples'), el('div', {class: 'controls'}, el('label', {}, 'step', stepIn),
+      el('span', {class: 'muted'}, 'every response the step sampled: reward and its advantage (mean over the response\'s tokens; the range when segments differ)')), samplesBox,
     el('h2', {}, 'Resolved config'), config);
 
   function drawHead() {
@@ -414,6 +629,8 @@ async function runPage(main, id) {
     ];
     head.replaceChildren(el('h1', {class: 'mono'}, r.id), el('dl', {class: 'kv'}, kv.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
     config.textContent = r.config || '(no config recorded)';
+    notesBox.replaceChildren(...(detail.notes.length ? [el('h2', {}, 'Notes'), el('ul', {class: 'run-notes'}, detail.notes.map(n => el('li', {}, el('span', {class: 'muted'}, when(n.time), ' · '), n.text)))] :
+      [el('p', {class: 'muted'}, 'no notes: ', el('code', {}, `rollout note ${r.id} TEXT`), ' adds one')]));
   }
 
   function xOf(row) { return state.x === 'step' ? row.step : state.x === 'tokens' ? row.tokens : row.elapsed_ns / 1e9; }
@@ -422,7 +639,9 @@ async function runPage(main, id) {
     const colour = PALETTE[0];
     charts.replaceChildren(...detail.metrics.map(mn => {
       const pts = rows.filter(row => mn in row.values);
-      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}], {width: 330, height: 190, title: mn, integerX: state.x !== 'time'});
+      const info = detail.metric_info[mn] || {};
+      return chart([{name: mn, colour, x: pts.map(xOf), y: pts.map(row => row.values[mn]), marks: pts.length < 40}],
+        {width: 330, height: 190, title: mn + (info.unit ? ` (${info.unit})` : ''), metric: mn, integerX: state.x !== 'time', range: [info.lo ?? null, info.hi ?? null]});
     }));
   }
 
@@ -438,11 +657,38 @@ async function runPage(main, id) {
         names.map(n => el('td', {class: 'num'}, n in row.values ? num(row.values[n]) : '')))))));
   }
 
+  let sampleSeq = 0;
+  async function drawSamples() {
+    const step = state.step === null ? Math.max(1, detail.run.last_step) : state.step;
+    stepIn.value = step; stepIn.max = Math.max(1, detail.run.last_step);
+    const seq = ++sampleSeq;
+    let view;
+    try {
+      const ss = await api(`/api/runs/${enc(id)}/steps/${step}/samples`);
+      view = !ss.length ? el('p', {class: 'muted'}, `step ${step} sampled no groups${step === 0 ? ' (step 0 is the base policy\'s evaluation)' : ''}`) :
+        el('table', {id: 'sample-table'},
+          el('thead', {}, el('tr', {}, ['group', 'leaf', 'prompt', 'response', 'reward', 'advantage', 'reason', ''].map(h => el('th', {}, h)))),
+          el('tbody', {}, ss.map(x => el('tr', {class: x.filtered ? 'filtered' : '', dataset: {group: x.group, leaf: x.leaf}},
+            el('td', {class: 'num'}, x.group), el('td', {class: 'num'}, x.leaf),
+            el('td', {class: 'mono clip', title: x.prompt}, x.prompt),
+            el('td', {class: 'mono clip', title: x.response}, x.response),
+            el('td', {class: 'num ' + (x.reward === null ? '' : x.reward > 0 ? 'rw1' : 'rw0'), dataset: {field: 'reward'}}, x.reward === null ? 'unscored' : num(x.reward, 3)),
+            el('td', {class: 'num', dataset: {field: 'advantage'}}, num(x.advantage, 3), x.advantage_lo !== x.advantage_hi ? el('span', {class: 'ci'}, ` [${num(x.advantage_lo, 3)}, ${num(x.advantage_hi, 3)}]`) : ''),
+            el('td', {}, x.reason, x.filtered ? el('span', {class: 'muted', title: 'dropped from the update: all rewards equal'}, ' (filtered)') : ''),
+            el('td', {}, el('a', {href: `#/tree/${enc(id)}?step=${step}&group=${x.group}`, class: 'tree-link'}, 'tree'))))));
+    } catch (err) {
+      view = errorBox(err);
+    }
+    if (seq === sampleSeq) samplesBox.replaceChildren(view);
+  }
+
   async function refresh(first) {
     if (!first) detail = await api('/api/runs/' + enc(id));
     rows = await api(`/api/runs/${enc(id)}/metrics`);
     drawHead(); drawEvals(); drawCharts();
+    if (first || state.step === null) await drawSamples();
   }
+  save();
   await refresh(true);
   return {refresh: () => refresh(false), live: () => detail.run.status === 'running'};
 }
@@ -623,8 +869,8 @@ async function route() {
   current = null;
   try {
     let page;
-    if (parts[0] === 'exp' && parts[1]) page = await experimentPage(main, parts[1]);
-    else if (parts[0] === 'run' && parts[1]) page = await runPage(main, parts[1]);
+    if (parts[0] === 'exp' && parts[1]) page = await experimentPage(main, parts[1], params);
+    else if (parts[0] === 'run' && parts[1]) page = await runPage(main, parts[1], params);
     else if (parts[0] === 'tree' && parts[1]) page = await treePage(main, parts[1], params);
     else page = await experimentsPage(main);
     if (gen === generation) current = page;
@@ -650,6 +896,12 @@ async function poll() {
   timer = setTimeout(poll, POLL_MS);
 }
 
-window.addEventListener('hashchange', route);
-route();
-timer = setTimeout(poll, POLL_MS);
+// The palette comes from the server (report.Palette), so that the
+// dashboard draws each variant in the colour of rollout plot's figures.
+async function start() {
+  try { PALETTE = (await api('/api/style')).palette; } catch (err) { /* keep the fallback; pages still draw */ }
+  window.addEventListener('hashchange', route);
+  await route();
+  timer = setTimeout(poll, POLL_MS);
+}
+start();
