@@ -182,6 +182,14 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 				return nil
 			})
 		}
+		if b := tx.Bucket([]byte(bucketNotes)); b != nil {
+			b.ForEach(func(k, v []byte) error {
+				if _, err := decodeNote(k, v); err != nil {
+					res.addf("%v", err)
+				}
+				return nil
+			})
+		}
 		if d := tx.Bucket([]byte(bucketData)); d != nil {
 			d.ForEachBucket(func(k []byte) error {
 				if rb := tx.Bucket([]byte(bucketRuns)); rb == nil || rb.Get(k) == nil {

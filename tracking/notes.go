@@ -16,8 +16,10 @@ import (
 // dashboard. They live in a bucket of their own, apart from the runs'
 // records, so that writing one never rewrites a run:
 //
-//	notes / <run id> 0x00 <unix nanoseconds, 8 bytes big-endian> → text (UTF-8)
+//	notes / <run id> 0x00 <unix nanoseconds, 8 bytes big-endian> → text (UTF-8), sealed
 //
+// Like every record, a note carries its checksum (putSealed), verified by
+// every read and by Check.
 // A note is never edited; a run's notes read back in the order written.
 // A snapshot read while a run writes the store with a ReadScope holds no
 // notes (only whole-file copies do).
@@ -71,7 +73,7 @@ func (s *Store) AddNote(runID, text string) (Note, error) {
 			n.Time = n.Time.Add(time.Nanosecond)
 			k = noteKey(runID, n.Time)
 		}
-		return b.Put(k, []byte(text))
+		return putSealed(b, k, []byte(text))
 	})
 	if err != nil {
 		return Note{}, fmt.Errorf("note on run %s: %w", runID, err)
@@ -118,6 +120,10 @@ func (s *Store) Notes(runIDs ...string) ([]Note, error) {
 
 // decodeNote reads a note's key and value.
 func decodeNote(k, v []byte) (Note, error) {
+	v, err := unseal(k, v)
+	if err != nil {
+		return Note{}, fmt.Errorf("note record %q: %w", k, err)
+	}
 	i := bytes.IndexByte(k, 0)
 	if i < 0 || len(k)-i-1 != 8 || !utf8.Valid(v) {
 		return Note{}, fmt.Errorf("note record %q: %w", k, ErrDamaged)
