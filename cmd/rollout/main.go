@@ -93,7 +93,8 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = suggestionDistance
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd())
 	root.AddCommand(newServeCmd(), newPassrateCmd())
 	root.AddCommand(newReadCmds()...)
@@ -110,7 +111,7 @@ func markUsageErrors(c *cobra.Command) {
 	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q: %q lists the commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		}

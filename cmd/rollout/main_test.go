@@ -44,7 +44,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"run", bad, "--shard", "3/2"}, "train.lrr"},
 		{[]string{"sample", "--task", "add", "--strategy", "beam", "--checkpoint", dir}, `unknown strategy "beam"`},
-		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--param", "t=0", "--checkpoint", dir}, "entropy_tree"},
+		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--strategy-param", "t=0", "--checkpoint", dir}, "entropy_tree"},
 		{[]string{"report", "x", "--at", "sometime", "--store", store}, `--at "sometime"`},
 		{[]string{"plot", "x", "--metric", "m", "--out", "p.gif", "--store", store}, "want a .png or .svg file"},
 	} {
@@ -98,7 +98,7 @@ func TestModelAndSample(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &lg); err != nil || len(lg.Tokens) != 5 || len(lg.Logits) != 5 || len(lg.Logits[0]) != 64 {
 		t.Fatalf("logits output: %v, %d tokens", err, len(lg.Tokens))
 	}
-	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--param", "m=2", "--param", "n=1", "--param", "t=2", "--format", "json", "--budget", "400")
+	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--strategy-param", "m=2", "--strategy-param", "n=1", "--strategy-param", "t=2", "--format", "json", "--budget", "400")
 	if code != 0 {
 		t.Fatal(e)
 	}

@@ -187,3 +187,29 @@ func TestPassrateRemoteBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Without --iid-n, --k clips the default i.i.d. points to K and ends them
+// at K; given, they must fit K.
+func TestPassrateKClipsDefaultPoints(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want []int
+	}{{32, []int{1, 2, 4, 8, 16, 32}}, {8, []int{1, 2, 4, 8}}, {10, []int{1, 2, 4, 8, 10}}, {1, []int{1}}, {64, []int{1, 2, 4, 8, 16, 32, 64}}} {
+		if got := clipIIDNs(defaultIIDNs, tc.k); !slices.Equal(got, tc.want) {
+			t.Errorf("k %d: %v, want %v", tc.k, got, tc.want)
+		}
+	}
+	cfg, _ := passrateConfig(t)
+	code, out, e := rollout(t, "passrate", cfg, "--prompts", "2", "--k", "3", "--shape", "1,2,1,1", "--score", "entropy", "--segment", "4,2,2", "--resamples", "100")
+	if code != 0 {
+		t.Fatalf("--k 3 without --iid-n: exit %d: %s", code, e)
+	}
+	for _, want := range []string{"| iid(n=1) |", "| iid(n=2) |", "| iid(n=3) |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--k 3: table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "iid(n=4)") {
+		t.Errorf("--k 3: table has n = 4:\n%s", out)
+	}
+}
