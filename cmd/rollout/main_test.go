@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -258,17 +257,17 @@ ablate: {rollout.strategy: [flat, random_tree]}
 		t.Fatalf("second merge: %s", out)
 	}
 
-	// A writer holds the store: another run says who, quickly; report
-	// still reads (a snapshot).
+	// A writer holds the store: another run says who; report still reads
+	// (a snapshot). (How long the run waits for the lock is tracking's
+	// Options.Timeout, tested there without a wall-clock bound.)
 	holder, err := tracking.Open(store, tracking.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	start := time.Now()
 	code, _, e = rollout(t, "run", cfg, "--store", store, "--cache", dir)
-	if code == 0 || !strings.Contains(e, "is locked by") || time.Since(start) > 5*time.Second {
-		t.Fatalf("run on a locked store: exit %d after %s: %s", code, time.Since(start), e)
+	if code == 0 || !strings.Contains(e, "is locked by") {
+		t.Fatalf("run on a locked store: exit %d: %s", code, e)
 	}
 	code, out, e = rollout(t, "report", "cli", "--store", store)
 	if code != 0 || !strings.Contains(e, "reading a snapshot") || !strings.Contains(out, "strategy=flat") {
