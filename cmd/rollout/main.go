@@ -1,14 +1,3 @@
-// Command rollout runs and reads experiments on rollout strategies for RL
-// fine-tuning of language models: it trains a tiny transformer policy,
-// samples rollouts flat or as trees, and records and compares runs.
-//
-// Usage:
-//
-//	rollout model init --size tiny --seed 1 --out DIR
-//	rollout model logits DIR --text "12+34"
-//	rollout model sample DIR --prompt "12+34" -n 4
-//
-// Run "rollout help" for every command.
 package main
 
 import (
@@ -88,6 +77,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "rollout",
 		Short:         "Research on rollout strategies for RL fine-tuning of language models",
+		Long:          overview(),
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -100,6 +90,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newUICmd())
+	root.AddCommand(newReferenceTopic())
 	markUsageErrors(root)
 	return root
 }
