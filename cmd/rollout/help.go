@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -17,8 +18,12 @@ import (
 var docSource string
 
 // reference is the package documentation of doc.go as plain text, 80
-// columns wide (headings as "# Heading", code indented by a tab).
-func reference() string {
+// columns wide (headings as "# Heading", code indented by a tab), rendered
+// once per process.
+var reference = sync.OnceValue(renderReference)
+
+// renderReference renders the package comment of doc.go.
+func renderReference() string {
 	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", docSource, parser.PackageClauseOnly|parser.ParseComments)
 	if err != nil || f.Doc == nil {
 		// doc.go is compiled into the program: it parses (a test checks).
