@@ -90,7 +90,6 @@ func TestParamIsATaskParameter(t *testing.T) {
 		want string // in stdout when code is 0, else in stderr
 	}{
 		{[]string{"task", "show", "add", "--param", "digits=2", "--n", "1"}, 0, "prompt ≤ 5"},
-		{[]string{"sample", "--checkpoint", dir, "--task", "add", "--param", "digits=2", "--index", "3", "--format", "json"}, 0, `"text":"`},
 		{[]string{"sample", "--checkpoint", dir, "--task", "add", "--param", "digits=2", "--strategy", "flat", "--strategy-param", "n=3"}, 0, "3 leaves"},
 		{[]string{"sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--param", "m=2"}, 2,
 			"task add: --param m=2: unknown parameter (want one of digits, scratchpad); a strategy parameter is --strategy-param key=value"},
