@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rollout-rl/rollout/internal/cputime"
 )
 
 // The benchmark workloads: W1 samples one sequence, W2 64 at once, from a
@@ -56,7 +58,7 @@ func benchRollout(b *testing.B, size string, int8 bool, batch int) {
 	newTokens := m.Config.MaxSeq - benchPromptLen
 	out := make([]Token, batch)
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for it := 0; it < b.N; it++ {
 		states, err := e.PrefillBatch(prompts, streams)
 		if err != nil {
@@ -76,7 +78,7 @@ func benchRollout(b *testing.B, size string, int8 bool, batch int) {
 	// Per second of CPU time of the process (both cores when a pass is
 	// split): less disturbed than wall time when other processes share the
 	// machine.
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(tokens/cpu.Seconds(), "tok/cpu-s")
 	}
 }
@@ -129,7 +131,7 @@ func BenchmarkW3(b *testing.B) {
 				from[i] = 1
 			}
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for it := 0; it < b.N; it++ {
 				batch, err := m.NewBatch(seqs)
 				if err != nil {
@@ -147,7 +149,7 @@ func BenchmarkW3(b *testing.B) {
 			b.ReportMetric(tokens/b.Elapsed().Seconds(), "tok/s")
 			// Per second of CPU time (see benchRollout): a steadier figure
 			// when other processes share the machine.
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(tokens/cpu.Seconds(), "tok/cpu-s")
 			}
 		})

@@ -210,3 +210,7 @@ func (m *Model) SetWeights(b []byte) error {
 	}
 	return nil
 }
+
+// The Hugging Face reference checkpoint of TestMatchesHuggingFaceLlama
+// (testdata/hf_llama_reference.py then writes its reference logits).
+//go:generate go run ./internal/hftiny testdata/hf_tiny

@@ -76,7 +76,7 @@ func (c Config) MatmulParams() int64 {
 
 // ForwardFLOPs is the forward cost of one token attending to ctx positions,
 // counting 2 FLOPs per multiply-add over the matrix products only (as
-// the performance anchors in README do): 2·matmul params + 4·layers·dim·ctx.
+// the performance anchors in results/performance.md do): 2·matmul params + 4·layers·dim·ctx.
 func (c Config) ForwardFLOPs(ctx int) int64 {
 	return 2*c.MatmulParams() + 4*int64(c.Layers)*int64(c.Dim)*int64(ctx)
 }

@@ -299,28 +299,6 @@ func TestNewBatchRejectsBadInput(t *testing.T) {
 	}
 }
 
-// hfTinyConfig is the shape of the committed Hugging Face reference model.
-var hfTinyConfig = Config{VocabSize: 64, Dim: 32, Hidden: 48, Layers: 2, Heads: 4, KVHeads: 4, MaxSeq: 16, NormEps: 1e-5, RopeTheta: 10000}
-
-// TestWriteHFReference regenerates testdata/hf_tiny (weights and token
-// sequences) when ROLLOUT_WRITE_HF=1; testdata/hf_llama_reference.py then
-// computes the reference logits with Hugging Face's Llama forward pass.
-func TestWriteHFReference(t *testing.T) {
-	if os.Getenv("ROLLOUT_WRITE_HF") == "" {
-		t.Skip("set ROLLOUT_WRITE_HF=1 to regenerate testdata/hf_tiny")
-	}
-	m := randomModel(t, hfTinyConfig, 42)
-	if err := Save("testdata/hf_tiny", m, DefaultTokenizer()); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(4, 2))
-	seqs := randomSeqs(rng, 3, 5, hfTinyConfig.MaxSeq, hfTinyConfig.VocabSize)
-	b, _ := json.Marshal(seqs)
-	if err := os.WriteFile("testdata/hf_tiny/sequences.json", b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The model computes the same function as Hugging Face's LlamaForCausalLM:
 // logits of the committed checkpoint equal those of the reference forward
 // pass (testdata/hf_llama_reference.py, PyTorch), on both paths.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/rollout-rl/rollout/internal/cputime"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/policy/policytest"
 	"github.com/rollout-rl/rollout/search"
@@ -33,7 +34,7 @@ func BenchFlatVsTree(b *testing.B, newSampler func() policy.Sampler, req search.
 		b.Run(st.Name(), func(b *testing.B) {
 			var tokens, leaves int64
 			var wall float64
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for i := 0; i < b.N; i++ {
 				r := req
 				r.Sampler = newSampler()
@@ -49,7 +50,7 @@ func BenchFlatVsTree(b *testing.B, newSampler func() policy.Sampler, req search.
 			b.ReportMetric(float64(tokens)/float64(leaves), "tokens/leaf")
 			b.ReportMetric(wall/float64(leaves), "ns/leaf")
 			b.ReportMetric(wall/float64(tokens), "ns/token")
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(tokens), "cpu-ns/token")
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollout-rl/rollout/internal/cputime"
 	"github.com/rollout-rl/rollout/search/record"
 )
 
@@ -19,13 +20,13 @@ func BenchmarkCommitTrajectories(b *testing.B) {
 		groups[i] = flatGroup(i, 16, 40)
 	}
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for i := range b.N {
 		if err := s.CommitStep("run", StepRecord{Step: i, Tokens: int64(i) * 40960, Metrics: map[string]float64{"reward/mean": 0.5, "budget/tokens": 40960}, Groups: groups}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportRates(b, b.N*64*16, processCPU()-cpu)
+	reportRates(b, b.N*64*16, cputime.Process()-cpu)
 }
 
 // benchStore fills a store with steps×64×16 trajectories.

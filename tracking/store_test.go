@@ -249,8 +249,11 @@ func TestLockContention(t *testing.T) {
 			if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 				t.Fatalf("err %v, want a LockedError", err)
 			}
-			if took > limit+200*time.Millisecond {
-				t.Errorf("took %v, limit %v", took, limit)
+			// It waited for the holder, about the timeout (bbolt polls the
+			// lock every 50 ms, and may give up that much early); how much
+			// longer depends on the machine's load, so no upper bound.
+			if took < limit/2 {
+				t.Errorf("gave up after %v, long before the timeout %v", took, limit)
 			}
 			want := fmt.Sprintf("pid %d", cmd.Process.Pid)
 			if le.Holder == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "TestLockHolderChild") {
@@ -259,15 +262,11 @@ func TestLockContention(t *testing.T) {
 		})
 	}
 	t.Run("reader gets a snapshot", func(t *testing.T) {
-		start := time.Now()
 		r, err := Open(path, Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		if time.Since(start) > time.Second {
-			t.Errorf("snapshot open took %v", time.Since(start))
-		}
 		snap, holder := r.Snapshot()
 		if !snap || holder == nil || holder.PID != cmd.Process.Pid {
 			t.Errorf("snapshot %v holder %+v", snap, holder)
@@ -312,10 +311,9 @@ func TestLockSameProcess(t *testing.T) {
 	// the same process contends like another process would.
 	s, path := newStore(t, Options{})
 	_ = s
-	start := time.Now()
 	_, err := Open(path, Options{Timeout: 200 * time.Millisecond})
-	if !errors.Is(err, ErrLocked) || time.Since(start) > 600*time.Millisecond {
-		t.Errorf("err %v after %v", err, time.Since(start))
+	if !errors.Is(err, ErrLocked) {
+		t.Errorf("err %v, want ErrLocked", err)
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Errorf("message %q does not name this process", err)

@@ -106,6 +106,13 @@ func TestDamagedStoreCommands(t *testing.T) {
 		}
 		intact = append(intact, r)
 	}
+	// trees without --step shows the last committed step and says so.
+	last := fmt.Sprint(runs[1].LastStep)
+	code, out, e := rollout(t, "trees", id, "--store", store)
+	_, atLast, _ := rollout(t, "trees", id, "--store", store, "--step", last)
+	if want := "run " + id + ": step " + last + ", its last committed (--step S shows another)"; code != 0 || out != atLast || !strings.Contains(e, want) {
+		t.Errorf("trees without --step: exit %d, stderr %q, want %q and the output of --step %s", code, e, want, last)
+	}
 	if code, out, e := rollout(t, "check", "--store", store); code != 0 || !strings.Contains(out, "intact (1 experiments, 4 runs") {
 		t.Fatalf("check of the intact store: exit %d\n%s%s", code, out, e)
 	}

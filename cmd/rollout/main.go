@@ -1,14 +1,3 @@
-// Command rollout runs and reads experiments on rollout strategies for RL
-// fine-tuning of language models: it trains a tiny transformer policy,
-// samples rollouts flat or as trees, and records and compares runs.
-//
-// Usage:
-//
-//	rollout model init --size tiny --seed 1 --out DIR
-//	rollout model logits DIR --text "12+34"
-//	rollout model sample DIR --prompt "12+34" -n 4
-//
-// Run "rollout help" for every command.
 package main
 
 import (
@@ -88,17 +77,20 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "rollout",
 		Short:         "Research on rollout strategies for RL fine-tuning of language models",
+		Long:          overview(),
 		Version:       version(debug.ReadBuildInfo()),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
+	root.SuggestionsMinimumDistance = suggestionDistance
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd())
 	root.AddCommand(newServeCmd(), newPassrateCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newUICmd(), newNoteCmd())
+	root.AddCommand(newReferenceTopic())
 	markUsageErrors(root)
 	return root
 }
@@ -110,7 +102,7 @@ func markUsageErrors(c *cobra.Command) {
 	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q: %q lists the commands", args[0], cmd.CommandPath(), cmd.CommandPath()+" --help")
+				return unknownCommand(cmd, args[0])
 			}
 			return nil
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -44,7 +43,7 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{[]string{"run", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
 		{[]string{"run", bad, "--shard", "3/2"}, "train.lrr"},
 		{[]string{"sample", "--task", "add", "--strategy", "beam", "--checkpoint", dir}, `unknown strategy "beam"`},
-		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--param", "t=0", "--checkpoint", dir}, "entropy_tree"},
+		{[]string{"sample", "--task", "add", "--strategy", "entropy_tree", "--strategy-param", "t=0", "--checkpoint", dir}, "entropy_tree"},
 		{[]string{"report", "x", "--at", "sometime", "--store", store}, `--at "sometime"`},
 		{[]string{"plot", "x", "--metric", "m", "--out", "p.gif", "--store", store}, "want a .png or .svg file"},
 	} {
@@ -98,7 +97,7 @@ func TestModelAndSample(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &lg); err != nil || len(lg.Tokens) != 5 || len(lg.Logits) != 5 || len(lg.Logits[0]) != 64 {
 		t.Fatalf("logits output: %v, %d tokens", err, len(lg.Tokens))
 	}
-	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--param", "m=2", "--param", "n=1", "--param", "t=2", "--format", "json", "--budget", "400")
+	code, out, e = rollout(t, "sample", "--checkpoint", dir, "--task", "add", "--strategy", "entropy_tree", "--strategy-param", "m=2", "--strategy-param", "n=1", "--strategy-param", "t=2", "--format", "json", "--budget", "400")
 	if code != 0 {
 		t.Fatal(e)
 	}
@@ -277,17 +276,17 @@ ablate: {rollout.strategy: [flat, random_tree]}
 		t.Fatalf("second merge: %s", out)
 	}
 
-	// A writer holds the store: another run says who, quickly; report
-	// still reads (a snapshot).
+	// A writer holds the store: another run says who; report still reads
+	// (a snapshot). (How long the run waits for the lock is tracking's
+	// Options.Timeout, tested there without a wall-clock bound.)
 	holder, err := tracking.Open(store, tracking.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	start := time.Now()
 	code, _, e = rollout(t, "run", cfg, "--store", store, "--cache", dir)
-	if code == 0 || !strings.Contains(e, "is locked by") || time.Since(start) > 5*time.Second {
-		t.Fatalf("run on a locked store: exit %d after %s: %s", code, time.Since(start), e)
+	if code == 0 || !strings.Contains(e, "is locked by") {
+		t.Fatalf("run on a locked store: exit %d: %s", code, e)
 	}
 	code, out, e = rollout(t, "report", "cli", "--store", store)
 	if code != 0 || !strings.Contains(e, "reading a snapshot") || !strings.Contains(out, "strategy=flat") {

@@ -63,7 +63,7 @@ none is measured.`,
 	f.StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	f.IntVar(&a.prompts, "prompts", 1000, "eval prompts")
 	f.IntVar(&a.k, "k", 32, "i.i.d. samples per prompt (the reference curve ends at K)")
-	f.IntSliceVar(&a.iidNs, "iid-n", []int{1, 2, 4, 8, 16, 32}, "i.i.d. points of the table (each ≤ K)")
+	f.IntSliceVar(&a.iidNs, "iid-n", defaultIIDNs, "i.i.d. points of the table (each ≤ K; by default those ≤ K, and K)")
 	f.StringArrayVar(&a.shapes, "shape", []string{"2,2,1,1", "6,2,1,2"}, "entropy-tree shape M,N,L,T (repeatable)")
 	f.StringSliceVar(&a.scores, "score", []string{"entropy", "surprisal", "random"}, "fork scores of the entropy trees")
 	f.StringArrayVar(&a.segments, "segment", []string{"16,2,8"}, "segment-tree shape S,B,W (repeatable)")
@@ -75,6 +75,25 @@ none is measured.`,
 	f.StringVar(&a.format, "format", "markdown", "markdown or json")
 	a.remote.add(cmd)
 	return cmd
+}
+
+// defaultIIDNs are the i.i.d. sample counts of passrate's table when
+// --iid-n is not given, before clipIIDNs fits them to --k.
+var defaultIIDNs = []int{1, 2, 4, 8, 16, 32}
+
+// clipIIDNs fits the default i.i.d. sample counts to k: those up to k,
+// then k itself (the reference curve's end) when it is not among them.
+func clipIIDNs(ns []int, k int) []int {
+	var out []int
+	for _, n := range ns {
+		if n <= k {
+			out = append(out, n)
+		}
+	}
+	if k >= 1 && !slices.Contains(out, k) {
+		out = append(out, k)
+	}
+	return out
 }
 
 // pickVariant is the config's variant called name, or its first when
@@ -212,6 +231,9 @@ func passrateOptions(cmd *cobra.Command, a *passrateArgs) (passrate.Options, err
 	specs, err := passrateSpecs(a.shapes, a.scores, a.segments)
 	if err != nil {
 		return passrate.Options{}, usageError{err}
+	}
+	if !cmd.Flags().Changed("iid-n") {
+		a.iidNs = clipIIDNs(a.iidNs, a.k)
 	}
 	o := passrate.Options{Prompts: a.prompts, Batch: a.batch, K: a.k, IIDNs: a.iidNs, Specs: specs,
 		Bootstrap: passrate.Bootstrap{Resamples: a.resamples, Level: 0.95, Seed: a.seed}}

@@ -32,14 +32,18 @@ func passrateConfig(t *testing.T) (string, string) {
 // every tree, the JSON its rows, and --out writes the three figures.
 func TestPassrateCommand(t *testing.T) {
 	cfg, dir := passrateConfig(t)
-	small := []string{"passrate", cfg, "--prompts", "6", "--k", "4", "--iid-n", "1,4", "--shape", "1,2,1,1",
+	// Without --iid-n, the default i.i.d. points are clipped to --k: 1, 2, 4.
+	small := []string{"passrate", cfg, "--prompts", "6", "--k", "4", "--shape", "1,2,1,1",
 		"--score", "entropy,random", "--segment", "4,2,2", "--resamples", "100"}
 	prefix := filepath.Join(dir, "fig")
 	code, out, e := rollout(t, append(small, "--out", prefix)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	for _, want := range []string{"| iid(n=1) | 1.0 |", "| iid(n=4) | 4.0 |", "| entropy(1,2,1,1) | ", "| random(1,2,1,1) | ", "| segment(4,2,2) |", "mean length", "| iid |",
+	if strings.Contains(out, "iid(n=8)") {
+		t.Errorf("--k 4: the table has n = 8:\n%s", out)
+	}
+	for _, want := range []string{"| iid(n=1) | 1.0 |", "| iid(n=2) | 2.0 |", "| iid(n=4) | 4.0 |", "| entropy(1,2,1,1) | ", "| random(1,2,1,1) | ", "| segment(4,2,2) |", "mean length", "| iid |",
 		"Fork scores at the same shape", "| entropy(1,2,1,1) | random(1,2,1,1) | "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -61,8 +65,8 @@ func TestPassrateCommand(t *testing.T) {
 		}
 		Pairs []struct{ A, B string }
 	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Rows) != 5 {
-		t.Fatalf("json: %v, %d rows, want 5:\n%s", err, len(res.Rows), out)
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Rows) != 6 {
+		t.Fatalf("json: %v, %d rows, want 6:\n%s", err, len(res.Rows), out)
 	}
 	if len(res.Pairs) != 1 || res.Pairs[0].A != "entropy(1,2,1,1)" || res.Pairs[0].B != "random(1,2,1,1)" {
 		t.Errorf("json pairs %+v, want entropy(1,2,1,1) against random(1,2,1,1)", res.Pairs)
@@ -184,6 +188,20 @@ func TestPassrateRemoteBadInput(t *testing.T) {
 		code, _, e := rollout(t, append([]string{"passrate", cfg}, tc.args...)...)
 		if code != 2 || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, e, tc.want)
+		}
+	}
+}
+
+// Without --iid-n, --k clips the default i.i.d. points to K and ends them
+// at K (TestPassrateCommand runs it; TestPassrateBadInput: given points
+// must fit K).
+func TestPassrateKClipsDefaultPoints(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want []int
+	}{{32, []int{1, 2, 4, 8, 16, 32}}, {8, []int{1, 2, 4, 8}}, {10, []int{1, 2, 4, 8, 10}}, {1, []int{1}}, {64, []int{1, 2, 4, 8, 16, 32, 64}}} {
+		if got := clipIIDNs(defaultIIDNs, tc.k); !slices.Equal(got, tc.want) {
+			t.Errorf("k %d: %v, want %v", tc.k, got, tc.want)
 		}
 	}
 }

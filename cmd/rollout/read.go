@@ -53,12 +53,47 @@ func openRead(cmd *cobra.Command, flag string, scope *tracking.ReadScope) (*trac
 func oneRun(st *tracking.Store, ref string) (tracking.Run, error) {
 	runs, err := st.FindRuns(ref)
 	if err != nil {
-		return tracking.Run{}, usageError{err}
+		return tracking.Run{}, usageError{suggestExperiment(st, ref, err)}
 	}
 	if len(runs) != 1 {
 		return tracking.Run{}, usageError{fmt.Errorf("%q names %d runs: give a run id (rollout ls lists them)", ref, len(runs))}
 	}
 	return runs[0], nil
+}
+
+// suggestExperiment adds to err, when it says that ref names nothing in
+// the store, the experiment names closest to ref.
+func suggestExperiment(st *tracking.Store, ref string, err error) error {
+	if !errors.Is(err, tracking.ErrNotFound) {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, experimentHint(st, ref))
+}
+
+// experimentHint names the store's experiments closest to ref, or says
+// which command lists them.
+func experimentHint(st *tracking.Store, ref string) string {
+	exps, err := st.Experiments()
+	if err == nil {
+		names := make([]string, len(exps))
+		for i, e := range exps {
+			names[i] = e.Name
+		}
+		if hint := didYouMean(ref, names); hint != "" {
+			return hint
+		}
+	}
+	return " (rollout ls lists the experiments and runs)"
+}
+
+// checkExperiment returns a usage error, naming the closest experiments,
+// unless the store holds an experiment called name.
+func checkExperiment(st *tracking.Store, name string) error {
+	_, err := st.Experiment(name)
+	if errors.Is(err, tracking.ErrNotFound) {
+		return usageError{fmt.Errorf("no experiment %q in %s%s", name, st.Path(), experimentHint(st, name))}
+	}
+	return err
 }
 
 // newReadCmds returns the commands that read the store (and merge and
@@ -89,6 +124,11 @@ func newLsCmd() *cobra.Command {
 		Use: "ls [EXPERIMENT]", Short: "List experiments and runs with status and progress", Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withStore(cmd, store, &tracking.ReadScope{}, func(st *tracking.Store) error {
+				if len(args) == 1 {
+					if err := checkExperiment(st, args[0]); err != nil {
+						return err
+					}
+				}
 				exps, err := st.Experiments()
 				if err != nil {
 					return err
@@ -103,9 +143,6 @@ func newLsCmd() *cobra.Command {
 						return err
 					}
 					runs = append(runs, rs...)
-				}
-				if len(args) == 1 && len(runs) == 0 {
-					return usageError{fmt.Errorf("no experiment %q in %s", args[0], st.Path())}
 				}
 				return report.WriteRuns(cmd.OutOrStdout(), runs)
 			})
@@ -174,6 +211,9 @@ resolved configs are never pooled: the report refuses them.`,
 				return usageError{fmt.Errorf("--format: %w", err)}
 			}
 			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
+				if err := checkExperiment(st, args[0]); err != nil {
+					return err
+				}
 				opts := reportOptions()
 				opts.Metrics, opts.At, opts.Baseline = metrics, a, baseline
 				rep, err := report.Build(st, args[0], opts)
@@ -236,6 +276,9 @@ wide, PNG at 300 dpi, by default.`,
 				return usageError{fmt.Errorf("--out %s: want a .png or .svg file", out)}
 			}
 			return withStore(cmd, store, &tracking.ReadScope{Runs: args[0], Metrics: true}, func(st *tracking.Store) error {
+				if err := checkExperiment(st, args[0]); err != nil {
+					return err
+				}
 				marks := reportOptions().MarkMetric
 				if xa == "" {
 					if xa, err = report.BudgetAxis(st, args[0], marks); err != nil {
@@ -290,6 +333,7 @@ func newTreesCmd() *cobra.Command {
 				}
 				if step < 0 {
 					step = r.LastStep
+					fmt.Fprintf(cmd.ErrOrStderr(), "run %s: step %d, its last committed (--step S shows another)\n", r.ID, step)
 				}
 				groups, err := st.Groups(r.ID, step)
 				if err != nil {
@@ -344,7 +388,7 @@ With --out, the file appears only when the export succeeded.`,
 			return withStore(cmd, store, scope, func(st *tracking.Store) error {
 				runs, err := st.FindRuns(args[0])
 				if err != nil {
-					return usageError{err}
+					return usageError{suggestExperiment(st, args[0], err)}
 				}
 				ids := make([]string, len(runs))
 				for i, r := range runs {

@@ -72,8 +72,8 @@ func TestRemoteSampleAndTTC(t *testing.T) {
 		contains []string // in stdout (exit 0) or stderr
 	}{
 		{name: "tree as JSON", args: []string{"sample", "--policy", url, "--model", "tiny", "--task", "add", "--strategy", "entropy_tree",
-			"--param", "m=2", "--param", "t=2", "--budget", "400", "--format", "json"}, contains: []string{`"strategy":"entropy_tree"`}},
-		{name: "flat as text", args: []string{"sample", "--policy", url, "--task", "add", "--strategy", "flat", "--param", "n=3", "--prompt", "12+34"},
+			"--strategy-param", "m=2", "--strategy-param", "t=2", "--budget", "400", "--format", "json"}, contains: []string{`"strategy":"entropy_tree"`}},
+		{name: "flat as text", args: []string{"sample", "--policy", url, "--task", "add", "--strategy", "flat", "--strategy-param", "n=3", "--prompt", "12+34"},
 			contains: []string{"strategy flat: 3 trees, 3 leaves", `prompt "12+34"`}},
 		{name: "ttc", args: []string{"ttc", "--policy", url, "--task", "add", "--n", "1,3", "--prompts", "2", "--format", "json"},
 			contains: []string{`"method":"best_of_n"`, `"method":"tree_majority"`}},

@@ -32,21 +32,23 @@ var sampleShorthands = []struct{ flag, key string }{
 
 func newSampleCmd() *cobra.Command {
 	var ckpt, taskName, cfgPath, variant, prompt, split, format, cache string
-	var sets, params []string
+	var sets, params, strategyParams []string
 	var seed uint64
 	var step, index int
 	var rf remoteFlags
 	cmd := &cobra.Command{
-		Use:   "sample [--config FILE [--variant V] | --task TASK] [--checkpoint DIR | --policy URL [--model NAME]] [--strategy NAME] [--param key=value]... [--set key=value]... [--prompt TEXT | --split train|eval --index I] [--seed S] [--step N] [--format text|json]",
+		Use:   "sample [--config FILE [--variant V] | --task TASK] [--checkpoint DIR | --policy URL [--model NAME]] [--strategy NAME] [--strategy-param key=value]... [--param key=value]... [--set key=value]... [--prompt TEXT | --split train|eval --index I] [--seed S] [--step N] [--format text|json]",
 		Short: "Run one rollout group on one prompt and print its tree",
 		Long: `Makes one rollout group on one prompt exactly as a run of the config does (the same
 sampling request, random streams, rewards, advantages and filtering rule), and prints the
 tree — indentation per fork, the fork score at each fork, leaf text, reward and reason — or,
 with --format json, the group's record. The config is --config's variant (--variant,
-default the first), or, with --task, the defaults for that task. --strategy, --param k=v,
---temperature, --top-k, --top-p, --budget and --advantage are shorthands for --set
-rollout.strategy=…, rollout.params.k=v, rollout.temperature=…, rollout.top_k=…,
-rollout.top_p=…, rollout.budget=… and train.advantage=…; --set overrides any key.
+default the first), or, with --task, the defaults for that task. --param k=v sets a
+task parameter, as in rollout task (--set task.params.k=v). --strategy,
+--strategy-param k=v, --temperature, --top-k, --top-p, --budget and --advantage are
+shorthands for --set rollout.strategy=…, rollout.params.k=v, rollout.temperature=…,
+rollout.top_k=…, rollout.top_p=…, rollout.budget=… and train.advantage=…; --set
+overrides any key.
 The policy is --checkpoint, or the config's base policy (its checkpoint:, or pretrained and
 cached as rollout run does). The prompt is --prompt, or prompt --index of --split drawn
 with --seed. With a run's seed, --split train --step 0 and the base policy, group I equals
@@ -66,7 +68,7 @@ in the same tree shape, the budget counting the tokens the server reports.`,
 			if err := rf.check(cmd); err != nil {
 				return err
 			}
-			c, err := sampleConfig(cmd, cfgPath, taskName, variant, params, sets)
+			c, err := sampleConfig(cmd, cfgPath, taskName, variant, sampleOverrides{taskParams: params, strategyParams: strategyParams, sets: sets})
 			if err != nil {
 				return err
 			}
@@ -93,7 +95,8 @@ in the same tree shape, the budget counting the tokens the server reports.`,
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory (default: the config's base policy)")
 	f.StringVar(&cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	f.String("strategy", "", "shorthand for --set rollout.strategy=NAME ("+strings.Join(search.Names(), ", ")+")")
-	f.StringArrayVar(&params, "param", nil, "shorthand for --set rollout.params.key=value: a strategy parameter (repeatable)")
+	f.StringArrayVar(&params, "param", nil, "a task parameter key=value, as in rollout task; shorthand for --set task.params.key=value (repeatable)")
+	f.StringArrayVar(&strategyParams, "strategy-param", nil, "a strategy parameter key=value; shorthand for --set rollout.params.key=value (repeatable)")
 	f.Float64("temperature", 1, "shorthand for --set rollout.temperature=T")
 	f.Int("top-k", 0, "shorthand for --set rollout.top_k=K (0: off)")
 	f.Float64("top-p", 1, "shorthand for --set rollout.top_p=P (1: off)")
@@ -217,26 +220,54 @@ func allSame(xs []float64) bool {
 	return true
 }
 
+// sampleOverrides are the flags of `rollout sample` that override config
+// keys: task parameters (--param), strategy parameters (--strategy-param)
+// and any key (--set).
+type sampleOverrides struct {
+	taskParams, strategyParams, sets []string
+}
+
 // sampleConfig resolves the config `rollout sample` samples as: --config's
 // variant (or the defaults for --task) with --set and the shorthand flags
-// applied as overrides.
-func sampleConfig(cmd *cobra.Command, path, taskName, variant string, params, sets []string) (config.Experiment, error) {
+// applied as overrides. --param values are checked against the task's
+// parameters first, so that an unknown one is named with the task's.
+func sampleConfig(cmd *cobra.Command, path, taskName, variant string, o sampleOverrides) (config.Experiment, error) {
 	var overrides []string
 	for _, sh := range sampleShorthands {
 		if fl := cmd.Flags().Lookup(sh.flag); fl.Changed {
 			overrides = append(overrides, sh.key+"="+fl.Value.String())
 		}
 	}
-	for _, p := range params {
+	for _, p := range o.strategyParams {
 		overrides = append(overrides, "rollout.params."+p)
 	}
-	overrides = append(overrides, sets...)
+	overrides = append(overrides, o.sets...)
+	if path != "" && cmd.Flags().Changed("task") {
+		return config.Experiment{}, usageError{fmt.Errorf("--task and --config: give one (the config names its task)")}
+	}
+	c, err := resolveSample(path, taskName, variant, overrides)
+	if err != nil || len(o.taskParams) == 0 {
+		return c, err
+	}
+	p, err := task.DefaultParams(c.Task.Name)
+	if err != nil {
+		return config.Experiment{}, usageError{err}
+	}
+	if err := setParams(p, nil, o.taskParams); err != nil {
+		return config.Experiment{}, usageError{fmt.Errorf("task %s: %w; a strategy parameter is --strategy-param key=value", c.Task.Name, err)}
+	}
+	for _, kv := range o.taskParams {
+		overrides = append(overrides, "task.params."+kv)
+	}
+	return resolveSample(path, taskName, variant, overrides)
+}
+
+// resolveSample is the variant of the config at path (or of the defaults
+// for taskName when path is empty) with overrides applied.
+func resolveSample(path, taskName, variant string, overrides []string) (config.Experiment, error) {
 	var f *config.File
 	var err error
 	if path != "" {
-		if cmd.Flags().Changed("task") {
-			return config.Experiment{}, usageError{fmt.Errorf("--task and --config: give one (the config names its task)")}
-		}
 		f, err = loadConfig(path, overrides)
 	} else {
 		f, err = config.Parse("(sample flags)", []byte("task: {name: "+strconv.Quote(taskName)+"}\n"), overrides)
@@ -247,19 +278,7 @@ func sampleConfig(cmd *cobra.Command, path, taskName, variant string, params, se
 	if err != nil {
 		return config.Experiment{}, err
 	}
-	if variant == "" {
-		return f.Variants[0].Config, nil
-	}
-	for _, v := range f.Variants {
-		if v.Name == variant {
-			return v.Config, nil
-		}
-	}
-	names := make([]string, len(f.Variants))
-	for i, v := range f.Variants {
-		names[i] = v.Name
-	}
-	return config.Experiment{}, usageError{fmt.Errorf("--variant %q: the config has %v", variant, names)}
+	return pickVariant(f, variant)
 }
 
 // parseSplit reads --split.

@@ -32,16 +32,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// The server starts on a checkpoint given as --checkpoint, as in every
+// command, or as the argument; answers; and stops when cancelled.
 func TestServeAnswersAndStops(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	if code, _, errOut := rollout(t, "model", "init", "--size", "tiny", "--out", dir); code != 0 {
 		t.Fatalf("model init: %s", errOut)
 	}
+	for name, args := range map[string][]string{"flag": {"serve", "--checkpoint", dir}, "argument": {"serve", dir}} {
+		t.Run(name, func(t *testing.T) { serveAndStop(t, append(args, "--addr", "127.0.0.1:0")) })
+	}
+}
+
+// serveAndStop runs rollout with args (a serve command of the checkpoint
+// ckpt on a free loopback port), asks it for a completion and stops it.
+func serveAndStop(t *testing.T, args []string) {
 	root := newRootCmd()
 	var out, errOut syncBuffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs([]string{"serve", dir, "--addr", "127.0.0.1:0"})
+	root.SetArgs(args)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -75,7 +85,7 @@ func TestServeAnswersAndStops(t *testing.T) {
 		if err != nil {
 			t.Errorf("serve returned %v after cancel", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a guard against a hang, not a time limit
 		t.Fatal("serve did not stop after cancel")
 	}
 }
@@ -87,6 +97,18 @@ func TestServeBadInput(t *testing.T) {
 	}
 	if code, _, errOut := rollout(t, "serve", filepath.Join(dir, "missing")); code != 2 || !strings.Contains(errOut, "CHECKPOINT "+filepath.Join(dir, "missing")+": no checkpoint there") {
 		t.Errorf("missing checkpoint: exit %d, %q", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--checkpoint", filepath.Join(dir, "missing")}, "--checkpoint " + filepath.Join(dir, "missing") + ": no checkpoint there"},
+		{[]string{"serve"}, "--checkpoint DIR: name the checkpoint to serve"},
+		{[]string{"serve", "a", "--checkpoint", "b"}, "--checkpoint b and the argument a: give one checkpoint"},
+	} {
+		if code, _, errOut := rollout(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }
 

@@ -49,7 +49,7 @@ func taskOfCommand(args []string, configPath string, params []string) (task.Task
 	}
 	p, err := task.DefaultParams(name)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{fmt.Errorf("%w%s", err, didYouMean(name, task.AllNames()))}
 	}
 	if err := setParams(p, base, params); err != nil {
 		return nil, usageError{fmt.Errorf("task %s: %w", name, err)}
@@ -169,26 +169,14 @@ func newTaskVerifyCmd() *cobra.Command {
 }
 
 // taskFromFlags builds the task of --config (its first variant's task and
-// parameters) or else the --task name with default parameters.
-func taskFromFlags(cmd *cobra.Command, name, configPath string) (task.Task, error) {
+// parameters) or else the --task name with default parameters, then sets
+// each --param.
+func taskFromFlags(cmd *cobra.Command, name, configPath string, params []string) (task.Task, error) {
 	if configPath != "" {
 		if cmd.Flags().Changed("task") {
 			return nil, usageError{fmt.Errorf("--task and --config: give one")}
 		}
-		f, err := loadConfig(configPath, nil)
-		if err != nil {
-			return nil, err
-		}
-		c := f.Variants[0].Config
-		t, err := task.New(c.Task.Name, c.Task.Params)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--config: %w", err)}
-		}
-		return t, nil
+		return taskOfCommand(nil, configPath, params)
 	}
-	t, err := task.New(name, nil)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("--task: %w", err)}
-	}
-	return t, nil
+	return taskOfCommand([]string{name}, "", params)
 }

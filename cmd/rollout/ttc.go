@@ -21,6 +21,7 @@ import (
 func newTTCCmd() *cobra.Command {
 	var ckpt, taskName, cfgPath, rmDir string
 	var ns []int
+	var params []string
 	var prompts int
 	var seed uint64
 	var noTree bool
@@ -28,7 +29,7 @@ func newTTCCmd() *cobra.Command {
 	var rf remoteFlags
 	sampling := policy.DefaultSampling
 	cmd := &cobra.Command{
-		Use:   "ttc (--checkpoint DIR | --policy URL [--model NAME]) [--task TASK | --config FILE] [--n 1,2,4,8] [--prompts P]",
+		Use:   "ttc (--checkpoint DIR | --policy URL [--model NAME]) [--task TASK | --config FILE] [--param key=value]... [--n 1,2,4,8] [--prompts P]",
 		Short: "Test-time compute: accuracy against generated tokens for best-of-N, majority vote and tree search",
 		Long: `Samples N candidates per held-out prompt (flat, and as an entropy tree with N leaves where
 N is a multiple of 3 or 4), then selects one answer per prompt by best-of-N (by the reward
@@ -45,7 +46,7 @@ that OpenAI-compatible server, the tokens counted as the server reports them.`,
 			if ckpt == "" && rf.url == "" {
 				return usageError{fmt.Errorf("--checkpoint or --policy: a checkpoint directory or a server's URL is required")}
 			}
-			t, err := taskFromFlags(cmd, taskName, cfgPath)
+			t, err := taskFromFlags(cmd, taskName, cfgPath, params)
 			if err != nil {
 				return err
 			}
@@ -83,8 +84,9 @@ that OpenAI-compatible server, the tokens counted as the server reports them.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&ckpt, "checkpoint", "", "policy checkpoint directory")
-	f.StringVar(&taskName, "task", "add", "task: add, countdown, path (with its default parameters)")
+	f.StringVar(&taskName, "task", "add", "task with its default parameters (rollout task show lists them with --help)")
 	f.StringVar(&cfgPath, "config", "", "take the task and its parameters from this experiment config instead of --task")
+	f.StringArrayVar(&params, "param", nil, "a task parameter key=value, as in rollout task (repeatable)")
 	f.StringVar(&rmDir, "reward-model", "", "select best-of-N by this reward model (default: the verifier, an oracle)")
 	f.IntSliceVar(&ns, "n", []int{1, 3, 6, 12}, "candidates per prompt")
 	f.IntVar(&prompts, "prompts", 100, "held-out prompts")

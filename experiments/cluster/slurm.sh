@@ -1,6 +1,6 @@
 #!/bin/bash
 # One shard of CONFIG's variant × seed grid per task of a Slurm job array,
-# each into its own store, STORE_DIR/shard-I-of-N.db (see README, "Across a
+# each into its own store, STORE_DIR/shard-I-of-N.db (see go doc ./cmd/rollout, "Across a
 # cluster"): sbatch experiments/cluster/slurm.sh CONFIG [STORE_DIR]
 # The array's size is the number of shards; the tasks may start at any index.
 #SBATCH --job-name=rollout

@@ -40,7 +40,7 @@ type Config struct {
 // DefaultStepsFor is the default number of pretraining steps for a task:
 // 1000, and 1500 for path, the hardest bundled task. With the other
 // defaults they land the tiny policy's greedy accuracy between 20% and
-// 70% (room for RL) in about a minute on 2 cores (README, "Pretraining").
+// 70% (room for RL) in about a minute on 2 cores (results/performance.md, "Pretraining").
 func DefaultStepsFor(taskName string) int {
 	if taskName == "path" {
 		return 1500

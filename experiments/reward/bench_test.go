@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/internal/cputime"
 	"github.com/rollout-rl/rollout/policy"
 )
 
@@ -105,7 +106,7 @@ func BenchmarkSelectionScores(b *testing.B) {
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for range b.N {
 				if err := bc.score(); err != nil {
 					b.Fatal(err)
@@ -114,7 +115,7 @@ func BenchmarkSelectionScores(b *testing.B) {
 			n := float64(b.N * len(responses))
 			b.ReportMetric(n/b.Elapsed().Seconds(), "responses/s")
 			// Per second of CPU time: steadier than wall time on a shared machine.
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(n/cpu.Seconds(), "responses/cpu-s")
 			}
 		})

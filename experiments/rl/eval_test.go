@@ -8,6 +8,7 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 
 	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/internal/cputime"
 	"github.com/rollout-rl/rollout/policy"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkEvaluateTwice(b *testing.B) {
 			evaluate() // the run's step-0 evaluation
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for range b.N {
 				for range 2 {
 					for i := range head {
@@ -113,7 +114,7 @@ func BenchmarkEvaluateTwice(b *testing.B) {
 					evaluate()
 				}
 			}
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 			}
 		})

@@ -238,7 +238,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if ls := listRuns(t, killed); strings.Contains(ls, "running") || !strings.Contains(ls, "interrupted at step") {
 		t.Errorf("rollout ls after a kill shows:\n%s", ls)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // the lock goes with the process; a guard against a hang
 	for {
 		st, err := tracking.Open(killed, tracking.Options{KeepCheckpoints: 1})
 		if err == nil {

@@ -22,7 +22,7 @@
 //     operations still to do (77 to 119 characters with the defaults), a
 //     long reasoning chain with a decisive value at each step.
 //
-// A fourth, "jsonl" (JSONLParams), reads its prompts and reference answers
+// A seventh, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
 // regular expression.
 //

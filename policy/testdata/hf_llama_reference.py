@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reference logits for policy's Hugging Face equivalence test.
 
-Reads hf_tiny/ (model.safetensors + config.json, written by the Go test
-TestWriteHFReference with ROLLOUT_WRITE_HF=1) and computes the logits of a
+Reads hf_tiny/ (model.safetensors + config.json, written by
+`go generate ./policy`, which runs policy/internal/hftiny) and computes the logits of a
 few token sequences with the forward pass of Hugging Face transformers'
 LlamaForCausalLM (modeling_llama.py: LlamaRMSNorm, rotate_half RoPE,
 repeat-free multi-head attention, SwiGLU MLP, untied lm_head), written out

@@ -27,8 +27,8 @@ complex multiply. A decode step (one new token per sequence) does its
 attention as broadcast multiply + sum instead of a batched matmul: this
 torch build runs a batched matmul of many tiny matrices as a loop of
 separate BLAS calls, which made batch-64 decoding 1.4-1.5x slower.
-These choices were measured on a 2-core AMD EPYC machine (the one README's
-Performance section names).
+These choices were measured on a 2-core AMD EPYC machine (the one
+results/performance.md names).
 
 Workloads (each repeat is timed with time.perf_counter; the figure is
 tokens per second, median / min / max over the repeats, after warm-up):

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rollout-rl/rollout/internal/cputime"
 )
 
 // benchProduct times f on one shape and reports GFLOP/s (2·m·n·k per call)
@@ -15,13 +17,13 @@ func benchProduct(b *testing.B, f func(c, a, bb []float32, m, n, k int, acc bool
 	r := rand.New(rand.NewPCG(1, 1))
 	a, bb, c := randSlice(r, aLen), randSlice(r, bLen), make([]float32, sh.m*sh.n)
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		f(c, a, bb, sh.m, sh.n, sh.k, false)
 	}
 	flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
 	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
 	}
 }
@@ -200,13 +202,13 @@ func BenchmarkMatMulNTInt8(b *testing.B) {
 			for i := range q {
 				q[i] = int8(r.IntN(255) - 127)
 			}
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				MatMulNTInt8(c, a, q, scale, sh.m, sh.n, sh.k, false)
 			}
 			flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
 			}
 		})
@@ -273,13 +275,13 @@ func growF(s []float32, n int) []float32 {
 // timeProduct times f, one product of shape sh per call, and reports
 // GFLOP/s over wall and CPU time.
 func timeProduct(b *testing.B, sh shape, f func()) {
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		f()
 	}
 	flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
 	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/s-cpu")
 	}
 }

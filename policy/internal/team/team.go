@@ -5,8 +5,8 @@
 // hundreds of microseconds. Starting a goroutine per pass wakes an idle
 // thread each time, and on a virtual machine that wake-up can cost as much
 // as the pass: a decoding step of up to 16 states ran slower on two cores
-// than on one (policy's BenchmarkDecodeBatch; the README's performance
-// section has the figures). So the helpers are started once
+// than on one (policy's BenchmarkDecodeBatch; results/performance.md
+// has the figures). So the helpers are started once
 // per process, and after a pass they spin for a short while (spinFor)
 // looking for the next one before they park. Work is handed out by chunk from a
 // shared counter, so a helper that the operating system deschedules only

@@ -1,12 +1,10 @@
-//go:build enginebench
-
 package search_test
 
-// The flat-vs-tree comparison on the real tiny transformer (random
-// weights). Behind a build tag so search's tests do not depend on the
-// engine's constructors while they are being written:
+// The strategies on the real tiny transformer (random weights): the usage
+// accounting against the engine's own counters and batch independence,
+// run by go test, and the flat-vs-tree benchmark:
 //
-//	go test ./search -tags enginebench -run XXX -bench Engine -benchtime 5x
+//	go test ./search -run XXX -bench Engine -benchtime 5x
 
 import (
 	"testing"

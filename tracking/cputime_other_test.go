@@ -1,8 +1,0 @@
-//go:build !unix
-
-package tracking
-
-import "time"
-
-// processCPU is unknown here: benchmarks then report no CPU figures.
-func processCPU() time.Duration { return 0 }
