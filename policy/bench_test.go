@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/rollout-rl/rollout/internal/cputime"
+	"github.com/rollout-rl/rollout/policy/cputime"
 )
 
 // The benchmark workloads: W1 samples one sequence, W2 64 at once, from a

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rollout-rl/rollout/internal/cputime"
+	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/policy/policytest"
 	"github.com/rollout-rl/rollout/search"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rollout-rl/rollout/internal/cputime"
+	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/search/record"
 )
 

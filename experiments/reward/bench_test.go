@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/internal/cputime"
+	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 
 	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/internal/cputime"
+	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
 )
 
