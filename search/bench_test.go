@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy/policytest"
 	"github.com/rollout-rl/rollout/search"
 )

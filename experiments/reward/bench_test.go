@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/cputime"
 )
 
 // BenchmarkScoreTiny scores 64 demonstrations of "add" (3 digits, about 23

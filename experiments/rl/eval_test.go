@@ -8,8 +8,8 @@ import (
 	"github.com/nlpodyssey/spago/mat"
 
 	"github.com/rollout-rl/rollout/experiments/task"
-	"github.com/rollout-rl/rollout/policy/cputime"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/cputime"
 )
 
 // An Evaluator kept across evaluations gives, bit for bit, what a new one
