@@ -43,13 +43,13 @@
 //	| flag | means | in |
 //	| --- | --- | --- |
 //	| --set dotted.key=value | a config override (repeatable); the value in YAML syntax | run, pretrain, reward-model, config show, sample, passrate |
-//	| --checkpoint DIR | a policy checkpoint to read | model logits, model sample, sample, ttc, serve |
+//	| --checkpoint DIR | a policy checkpoint to read | model logits, model sample, model export, sample, ttc, serve |
 //	| --policy URL, --model NAME | instead of --checkpoint: the policy behind an OpenAI-compatible server (--timeout, --concurrency, --retries tune its client) | sample, ttc, passrate |
 //	| --config FILE | take the task (and, for sample, everything) from an experiment config | sample, ttc, task show, task verify |
 //	| --param key=value | a task parameter (the config's task.params) | task show, task verify, sample, ttc |
 //	| --strategy-param key=value | a strategy parameter (the config's rollout.params) | sample |
 //	| --prompt TEXT | prompt text | model logits, model sample, sample, task verify |
-//	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists | report, export, sample, trees, ttc, passrate |
+//	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate |
 //	| --temperature, --top-k, --top-p | sampling | model sample, sample, ttc |
 //	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite and every reading command |
 //	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, suite, pretrain, reward-model, sample, passrate |
@@ -64,6 +64,7 @@
 //	rollout model init --size tiny --seed 1 --out ckpt/       # random weights ~ N(0, 0.02²); ckpt/ new or empty (--force overwrites)
 //	rollout model logits --checkpoint ckpt/ --prompt "12+34"   # JSON: token ids, next-token logits per position
 //	rollout model sample --checkpoint ckpt/ --prompt "12+34" -n 4 --temperature 1 --top-p 0.95 --seed 7
+//	rollout model export --checkpoint ckpt/ --format gguf --type q8_0 --out policy.gguf   # GGUF for llama.cpp, ollama, LM Studio (--type f32 or q8_0)
 //
 // A checkpoint directory holds model.safetensors (Hugging Face Llama tensor names:
 // model.embed_tokens.weight, model.layers.{i}.self_attn.{q,k,v,o}_proj.weight,
@@ -71,6 +72,12 @@
 // model.layers.{i}.{input,post_attention}_layernorm.weight, model.norm.weight,
 // lm_head.weight), an HF-style config.json and the tokenizer's vocab.json, so a PyTorch
 // user can load the weights into transformers.LlamaForCausalLM.
+//
+// rollout model export --format gguf writes the same policy as one GGUF file (Llama
+// architecture, the vocabulary embedded; f32 or q8_0) that llama.cpp, ollama and LM Studio
+// load. Prompts are <bos>TEXT<sep> and generation ends at <eos>: for llama.cpp,
+// llama-completion -m policy.gguf -p '<bos>12+34<sep>' -n 16 --temp 0; for ollama, a
+// Modelfile with FROM ./policy.gguf and TEMPLATE "<bos>{{ .Prompt }}<sep>", then ollama create.
 //
 // The tokenizer is character level: ids 0–3 are PAD, BOS, EOS and SEP, then the 60 characters
 // 0-9, a-z and  +-*/=()<>,.:;|?!#_[] newline %&. A prompt is BOS prompt SEP, a
@@ -530,14 +537,24 @@
 //	rollout ls [EXPERIMENT]
 //	rollout show RUN
 //	rollout report EXP [--metric M]... [--at final|best|step:N|tokens:T|train_flops:F] [--baseline V] [--format table|markdown|csv|json]
-//	rollout plot EXP --metric M [--x step|tokens|time] [--variant V]... --out FILE.png|.svg [--width CM] [--height CM] [--dpi N]
+//	rollout plot EXP --metric M [--x step|tokens|time] [--kind curve|diff [--baseline V]] [--variant V]... --out FILE.png|.svg [--width CM] [--height CM] [--dpi N]
 //	rollout trees RUN [--step S] [--group G] [--format text|json]   # no --step: the last committed, named on stderr
 //	rollout export RUN|EXP --what metrics|trajectories|groups --format jsonl|csv [--out FILE]   # groups: jsonl only
 //	rollout merge A.db B.db... --into C.db
 //	rollout compact [--store PATH]
 //	rollout check [--store PATH]
+//	rollout migrate [--store PATH]   # once, for a store of schema version 1
+//	rollout note RUN [TEXT]          # add a note the dashboard shows; without TEXT, list them
 //	rollout ui [--store PATH] [--addr 127.0.0.1:8080]
 //
+// Every stored record carries a CRC-32C checksum that every read verifies: a flipped bit is
+// an error naming the run and step (exit 1), never data. A store written by an older
+// rollout (schema version 1) is refused with the command that upgrades it: rollout migrate
+// rewrites it once, in place.
+//
+// plot's x axis defaults to the experiment's budget axis (tokens when evaluations fall on
+// token marks); --kind diff draws each variant minus the baseline, paired by seed, with its
+// paired 95% interval. Notes under the figure (and on stderr) say what a curve leaves out.
 // plot draws each variant's mean over seeds with a shaded 95% t-interval band (clipped to
 // [0, 1] for accuracies, pass@k, maj@k and fractions), a marker at each evaluation mark on the
 // tokens axis, a colour fixed per variant whatever --variant subset is drawn, whole-number
