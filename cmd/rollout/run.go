@@ -126,7 +126,8 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	view.finish()
 	pr.wait()
 	var conflict *tracking.ConfigConflictError
-	if errors.As(runErr, &conflict) {
+	var designConflict *tracking.DesignConflictError
+	if errors.As(runErr, &conflict) || errors.As(runErr, &designConflict) {
 		return usageError{fmt.Errorf("%w in %s: nothing was run; give the config a new name: to make a new experiment, or use another --store", runErr, st.Path())}
 	}
 	out := cmd.OutOrStdout()

@@ -199,7 +199,8 @@ func suiteRun(ctx context.Context, pr *progress, f *config.File, st *tracking.St
 	view.finish()
 	pr.wait()
 	var conflict *tracking.ConfigConflictError
-	if errors.As(err, &conflict) {
+	var designConflict *tracking.DesignConflictError
+	if errors.As(err, &conflict) || errors.As(err, &designConflict) {
 		return usageError{fmt.Errorf("%w in %s: the config changed since its runs were made; use another --store", err, st.Path())}
 	}
 	if err != nil {

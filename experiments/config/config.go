@@ -62,6 +62,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
@@ -164,6 +165,9 @@ type File struct {
 	Baseline string
 	// Text is the file's content, kept with the experiment in a store.
 	Text string
+	// Design is the file's design: key, its declared checks (see package
+	// design); design.Default when it has none.
+	Design design.Design
 }
 
 // Runs lists every variant × seed, variants first.
@@ -213,6 +217,7 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 	ablateNode := take(base.root, "ablate")
 	variantsNode := take(base.root, "variants")
 	baselineNode := take(base.root, "baseline")
+	designNode := take(base.root, "design")
 	if f.Seeds, err = base.seeds(seedsNode); err != nil {
 		return nil, err
 	}
@@ -242,6 +247,9 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 		return nil, err
 	}
 	if err := f.setBaseline(base, baselineNode); err != nil {
+		return nil, err
+	}
+	if f.Design, err = base.parseDesign(designNode, f); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
@@ -178,7 +179,19 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		exp.Variants = append(exp.Variants, v.Name)
 		exp.Configs[v.Name] = string(text)
 	}
-	if err := store.PutExperiment(exp); err != nil {
+	// The whole resolved design (variants, seeds, baseline, declared
+	// checks) is recorded with its hash in the same transaction, before any
+	// run: a designed experiment's other designs are refused (a
+	// *tracking.DesignConflictError).
+	rec, err := f.DesignRecord()
+	if err != nil {
+		return Summary{}, err
+	}
+	text, err := rec.Text()
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := store.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(f.Design.Checks)}); err != nil {
 		return Summary{}, err
 	}
 	var runs []config.Run
