@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
@@ -709,5 +710,51 @@ func TestEvaluationsMatchFreshOnes(t *testing.T) {
 	}
 	if evaluated != 3 {
 		t.Fatalf("%d evaluations recorded, want 3 (steps 0, 2 and 3)", evaluated)
+	}
+}
+
+// Run records the whole resolved design before any run; a designed
+// experiment's changed design (a check's margin, more seeds) is refused
+// before anything is written.
+func TestDesignRecordedAndFixed(t *testing.T) {
+	dir := t.TempDir()
+	testConfig(t, dir, 1)
+	check := `design={checks: [{name: c, variant: "a,strategy=entropy_tree", metric: eval/acc, at: final, want: higher, margin: %s}]}`
+	load := func(overrides ...string) *config.File {
+		t.Helper()
+		g, err := config.Load(filepath.Join(dir, "c.yaml"), overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // record only
+	f := load(fmt.Sprintf(check, "0.01"))
+	if _, err := Run(ctx, f, st, Options{CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Design("tiny-test")
+	if err != nil || rec.Checks != 1 || !strings.Contains(rec.Text, `"margin": 0.01`) {
+		t.Fatalf("recorded design %+v, %v", rec, err)
+	}
+	want, _ := f.DesignRecord()
+	if text, _ := want.Text(); rec.Text != text || rec.Hash != design.Hash(text) {
+		t.Errorf("recorded text or hash is not the config's resolved design")
+	}
+	for _, o := range [][]string{{fmt.Sprintf(check, "0.02")}, {fmt.Sprintf(check, "0.01"), "seeds=[1, 2, 3]"}} {
+		_, err := Run(ctx, load(o...), st, Options{CacheDir: t.TempDir()})
+		var conflict *tracking.DesignConflictError
+		if !errors.As(err, &conflict) {
+			t.Errorf("%v: %v, want a *tracking.DesignConflictError", o, err)
+		}
+		if after, _ := st.Design("tiny-test"); after != rec {
+			t.Errorf("%v: a refused design changed the record", o)
+		}
 	}
 }
