@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
 )
@@ -109,19 +111,56 @@ func TestReportsAreComplete(t *testing.T) {
 // gain, and its per-step cost is the baseline's minus one.
 func fakeStore(t *testing.T, gains []float64) *tracking.Store {
 	t.Helper()
+	return fakeDesigned(t, gains, nil, time.Unix(0, 0))
+}
+
+// fakeConfigs are the resolved configs of fakeStore's variants: the
+// defaults on two-digit addition, v with another learning rate.
+func fakeConfigs(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range []string{"base", "v"} {
+		cfg := config.Defaults()
+		cfg.Task = config.Task{Name: "add", Params: map[string]int{"digits": 2}}
+		if v == "v" {
+			cfg.Train.LR = 3e-4
+		}
+		text, err := config.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v] = string(text)
+	}
+	return out
+}
+
+// fakeDesigned is fakeStore with the experiment recorded with design d
+// (none when nil) and its runs started at start (zero: when they begin).
+func fakeDesigned(t *testing.T, gains []float64, d *design.Design, start time.Time) *tracking.Store {
+	t.Helper()
 	st, err := tracking.Open(filepath.Join(t.TempDir(), "s.db"), tracking.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.PutExperiment(tracking.Experiment{Name: "econ_x", Config: "x", Variants: []string{"base", "v"}, Baseline: "base"}); err != nil {
+	configs := fakeConfigs(t)
+	exp := tracking.Experiment{Name: "econ_x", Config: "x", Variants: []string{"base", "v"}, Baseline: "base", Configs: configs}
+	if d == nil {
+		err = st.PutExperiment(exp)
+	} else {
+		rec := design.Record{Experiment: "econ_x", Baseline: "base", Seeds: []uint64{1, 2, 3, 4, 5}, Design: *d,
+			Variants: []design.Variant{{Name: "base", Config: configs["base"]}, {Name: "v", Config: configs["v"]}}}
+		text, _ := rec.Text()
+		err = st.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(d.Checks)})
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i, g := range gains {
 		seed := int64(i + 1)
 		for _, variant := range []string{"base", "v"} {
 			id := fmt.Sprintf("%s%d", variant, seed)
-			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: variant, Version: "test", Start: time.Unix(0, 0)}); err != nil {
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: configs[variant], Version: "test", Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			acc, cost := 0.5+0.01*float64(seed), 10.0+float64(seed)
@@ -186,17 +225,20 @@ func TestRenderAndIndex(t *testing.T) {
 	if err != nil || v != Holds {
 		t.Fatalf("write: %v %v", v, err)
 	}
+	// No design recorded: the check and the verdict are exploratory.
 	raw, err := os.ReadFile(filepath.Join(dir, "x.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	md := string(raw)
-	for _, want := range []string{"**Verdict: holds.**", "v beats base", "## final", "## cost", "rollout suite DIR --only x", "Written by commit abc on m", "| v | base | eval/acc | final | higher |"} {
+	for _, want := range []string{"**Verdict (exploratory): holds.**", "v beats base", "## final", "## cost", "rollout suite DIR --only x", "Written by commit abc on m",
+		"| v eval/acc final | exploratory | v | base | eval/acc | final | higher |", "**holds** (exploratory)", "No design was recorded",
+		"| `train.lr` | 0.0001 | 0.0001 | 0.0003 |", "| `train.filter_groups` † | true | true | true |", "| `task.params.digits` | — | 2 | 2 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	if got, _, ok := ReadVerdict(md); !ok || got != Holds {
+	if got, _, ok := ReadVerdict(md); !ok || got != "holds (exploratory)" {
 		t.Errorf("verdict read back: %q %v", got, ok)
 	}
 	if w, ok := ReadWall(md); !ok || w <= 0 { // the fake runs start in 1970 and end now
@@ -212,7 +254,7 @@ func TestRenderAndIndex(t *testing.T) {
 	}
 	raw, _ = os.ReadFile(index)
 	idx := string(raw)
-	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds** |") ||
+	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds (exploratory)** |") ||
 		!strings.Contains(idx, "not generated yet (`rollout suite DIR --only recipe`, about 3 min") || !strings.Contains(idx, "The 1 reports written took") {
 		t.Errorf("index:\n%s", idx)
 	}
