@@ -94,7 +94,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd(), newPlanCmd())
+	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd(), newPlanCmd(), newVerdictCmd())
 	root.AddCommand(newServeCmd(), newPassrateCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())

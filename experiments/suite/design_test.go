@@ -9,6 +9,7 @@ import (
 
 	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking"
+	"github.com/rollout-rl/rollout/tracking/report/stats"
 )
 
 // outcomesOf evaluates report r on the store's experiment econ_x.
@@ -145,5 +146,46 @@ func TestNotTestableHere(t *testing.T) {
 	}
 	if md := buf.String(); !strings.Contains(md, "**Verdict: not testable here.** This test bed cannot answer the claim: big") || !strings.Contains(md, "**not met here**: a tiny model") {
 		t.Errorf("report:\n%s", md)
+	}
+}
+
+// The same design on two base policies (two experiments): each one's
+// verdict, then each check pooled with random effects beside each one's
+// estimate.
+func TestWriteVerdictsPools(t *testing.T) {
+	st := fakeDesigned(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05}, nil, time.Time{})
+	d := design.Default()
+	d.Checks = []Check{{Name: "gain", Variant: "v", Metric: "eval/acc", At: "final", Want: Higher}}
+	fakeInto(t, st, "b0", []float64{0.05, 0.06, 0.04, 0.05, 0.05}, &d, time.Time{})
+	fakeInto(t, st, "b1", []float64{0.01, 0.03, -0.01, 0.02, 0.00}, &d, time.Time{})
+	var buf bytes.Buffer
+	if err := WriteVerdicts(&buf, st, []string{"b0", "b1"}, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{"## b0", "## b1", "**Verdict: holds.**", "## Pooled across `b0`, `b1`", "| gain | +0.05 [", "Design `"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("verdicts lack %q:\n%s", want, md)
+		}
+	}
+	var outs [][]Outcome
+	for _, name := range []string{"b0", "b1"} {
+		exp, runs, err := finishedExperiment(st, name, Report{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _, _, err := evaluateReport(st, Report{Name: name}, exp, runs, Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, o)
+	}
+	pools, err := PoolChecks([]string{"b0", "b1"}, outs)
+	if err != nil || len(pools) != 1 || pools[0].Err != nil {
+		t.Fatalf("pools %+v, %v", pools, err)
+	}
+	want, _ := stats.DerSimonianLaird([]float64{outs[0][0].Test.Diff, outs[1][0].Test.Diff}, []float64{outs[0][0].Test.StdErr, outs[1][0].Test.StdErr}, 0.95)
+	if got := pools[0].Pooled; got != want || !(got.Estimate > 0.01 && got.Estimate < 0.05) {
+		t.Errorf("pooled %+v, want %+v between the two estimates", got, want)
 	}
 }

@@ -143,12 +143,20 @@ func fakeDesigned(t *testing.T, gains []float64, d *design.Design, start time.Ti
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	fakeInto(t, st, "econ_x", gains, d, start)
+	return st
+}
+
+// fakeInto writes fakeDesigned's experiment into st under name.
+func fakeInto(t *testing.T, st *tracking.Store, name string, gains []float64, d *design.Design, start time.Time) {
+	t.Helper()
+	var err error
 	configs := fakeConfigs(t)
-	exp := tracking.Experiment{Name: "econ_x", Config: "x", Variants: []string{"base", "v"}, Baseline: "base", Configs: configs}
+	exp := tracking.Experiment{Name: name, Config: "x", Variants: []string{"base", "v"}, Baseline: "base", Configs: configs}
 	if d == nil {
 		err = st.PutExperiment(exp)
 	} else {
-		rec := design.Record{Experiment: "econ_x", Baseline: "base", Seeds: []uint64{1, 2, 3, 4, 5}, Design: *d,
+		rec := design.Record{Experiment: name, Baseline: "base", Seeds: []uint64{1, 2, 3, 4, 5}, Design: *d,
 			Variants: []design.Variant{{Name: "base", Config: configs["base"]}, {Name: "v", Config: configs["v"]}}}
 		text, _ := rec.Text()
 		err = st.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(d.Checks)})
@@ -160,7 +168,10 @@ func fakeDesigned(t *testing.T, gains []float64, d *design.Design, start time.Ti
 		seed := int64(i + 1)
 		for _, variant := range []string{"base", "v"} {
 			id := fmt.Sprintf("%s%d", variant, seed)
-			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: configs[variant], Version: "test", Start: start}); err != nil {
+			if name != "econ_x" {
+				id = name + "-" + id
+			}
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: name, Variant: variant, Seed: seed, Config: configs[variant], Version: "test", Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			acc, cost := 0.5+0.01*float64(seed), 10.0+float64(seed)
@@ -178,7 +189,6 @@ func fakeDesigned(t *testing.T, gains []float64, d *design.Design, start time.Ti
 			}
 		}
 	}
-	return st
 }
 
 // Checks read the store: a consistent gain holds, a gain within noise is

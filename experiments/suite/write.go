@@ -173,7 +173,12 @@ func configLink(dir, config string) string {
 // experimentOf reads the report's experiment and its runs, which must all
 // have finished.
 func experimentOf(st *tracking.Store, r Report) (tracking.Experiment, []tracking.Run, error) {
-	name := "econ_" + r.Name
+	return finishedExperiment(st, "econ_"+r.Name, r)
+}
+
+// finishedExperiment reads an experiment and its runs, which must all
+// have finished; r names the report in errors.
+func finishedExperiment(st *tracking.Store, name string, r Report) (tracking.Experiment, []tracking.Run, error) {
 	exp, err := st.Experiment(name)
 	if err != nil {
 		return exp, nil, fmt.Errorf("suite: report %s: %w", r.Name, err)
