@@ -237,6 +237,30 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 	if len(lines) > 0 {
 		p.f("Premises:\n\n%s\n\n", strings.Join(lines, "\n"))
 	}
+	if e := evaluations(outs); e != "" {
+		p.f("%s\n\n", e)
+	}
+}
+
+// evaluations describes the evaluation metrics the checks read, so that
+// a report says which estimate of accuracy it uses.
+func evaluations(outs []Outcome) string {
+	kinds := map[string]string{
+		"eval/acc":    "greedy accuracy (one greedy response a prompt, on `eval.prompts` held-out prompts)",
+		"eval/pass@1": "unbiased pass@1 (per prompt, the share of `eval.samples` samples at `rollout.temperature` that are correct; mean over `eval.prompts` prompts)",
+		"eval/pass@k": "unbiased pass@k, 1 − C(n−c, k)/C(n, k) from `eval.samples` samples at `rollout.temperature`",
+		"eval/maj@k":  "maj@k (majority vote over the first `eval.k` samples)",
+	}
+	var used []string
+	for _, o := range outs {
+		if text, ok := kinds[o.Metric]; ok && !slices.Contains(used, "`"+o.Metric+"`: "+text) {
+			used = append(used, "`"+o.Metric+"`: "+text)
+		}
+	}
+	if len(used) == 0 {
+		return ""
+	}
+	return "Evaluation the checks read: " + strings.Join(used, "; ") + "."
 }
 
 func plural(n int) string {

@@ -55,7 +55,7 @@ func TestConfirmatoryAndExploratory(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := buf.String()
-	for _, want := range []string{"**Verdict: holds.**", "| gain | confirmatory, primary |", "before its first run", "`v eval/acc step:1` is exploratory: not declared in the recorded design."} {
+	for _, want := range []string{"**Verdict: holds.**", "| gain | confirmatory, primary |", "before its first run", "`v eval/acc step:1` is exploratory: not declared in the recorded design.", "Evaluation the checks read: `eval/acc`: greedy accuracy"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
