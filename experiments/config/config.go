@@ -20,6 +20,13 @@
 // configuration and seed, so reruns and shards of the same grid find each
 // other in a store.
 //
+// The key design: declares the checks the experiment's reports test, the
+// premises they rest on, α, the power to plan for and the correction for
+// multiplicity (see package design); it is not part of a run's
+// configuration (run ids do not depend on it) but of the experiment's
+// resolved design (File.DesignRecord), which rollout run records with its
+// hash before the first run.
+//
 // # Errors
 //
 // Every error is an *Error naming where the offending value was written:
