@@ -18,17 +18,16 @@ import (
 
 // planArgs are rollout plan's arguments and flags.
 type planArgs struct {
-	config       string
-	sets         []string
-	store, cache string
-	pilot        int
-	workers      int
+	config  string
+	store   string
+	pilot   int
+	workers int
 }
 
 func newPlanCmd() *cobra.Command {
 	var a planArgs
 	cmd := &cobra.Command{
-		Use:   "plan CONFIG [--set key=value]... [--store PATH] [--pilot N [--workers N]]",
+		Use:   "plan CONFIG [--store PATH] [--pilot N [--workers N]]",
 		Short: "Plan an experiment's seeds from a pilot: σ_d of every declared check, seeds needed, MDE",
 		Long: `Estimates, from a pilot, the standard deviation over seeds σ_d of the paired difference
 of every check the config's design declares (design.checks), and prints the seeds a
@@ -40,7 +39,8 @@ and the minimum detectable effect of the design as configured (its seeds).
 The pilot is the runs the store holds of the experiment, or of NAME_pilot; with
 --pilot N, when the store holds neither, it first runs the config's variants with N
 seeds beyond the design's (so the pilot's seeds are not the experiment's) as the
-experiment NAME_pilot into the store. It prints the pilot_sd lines to add to the
+experiment NAME_pilot into the store (base policies from $ROLLOUT_CACHE, else the user
+cache directory, as rollout run's). It prints the pilot_sd lines to add to the
 design before the runs, so that every report quotes the planned MDE beside the
 achieved one.`,
 		Args: cobra.ExactArgs(1),
@@ -49,9 +49,7 @@ achieved one.`,
 			return runPlan(cmd, a)
 		},
 	}
-	cmd.Flags().StringArrayVar(&a.sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
-	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	cmd.Flags().IntVar(&a.pilot, "pilot", 0, "run a pilot of N seeds first when the store holds none (N ≥ 2)")
 	cmd.Flags().IntVar(&a.workers, "workers", 0, "pilot runs at once (0: one per CPU)")
 	return cmd
@@ -59,7 +57,7 @@ achieved one.`,
 
 // runPlan is rollout plan.
 func runPlan(cmd *cobra.Command, a planArgs) error {
-	f, err := loadConfig(a.config, a.sets)
+	f, err := loadConfig(a.config, nil)
 	if err != nil {
 		return err
 	}
@@ -144,7 +142,7 @@ func pilotFile(f *config.File, n int) *config.File {
 // runPilot runs the pilot's runs into the store; a run that did not
 // finish is an error.
 func runPilot(cmd *cobra.Command, a planArgs, pilot *config.File, st *tracking.Store) error {
-	dir, err := cacheDir(a.cache)
+	dir, err := cacheDir("")
 	if err != nil {
 		return err
 	}
