@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rollout-rl/rollout/experiments/config"
 	"github.com/rollout-rl/rollout/experiments/design"
@@ -154,5 +157,26 @@ func runPilot(cmd *cobra.Command, a planArgs, pilot *config.File, st *tracking.S
 	if ctx.Err() != nil {
 		return interruptedError{fmt.Errorf("%w during the pilot; run the same command again to resume it", context.Cause(ctx))}
 	}
+	return err
+}
+
+// showDesign prints the config's design (its defaults filled in) and the
+// hash rollout run records for the whole resolved design.
+func showDesign(w io.Writer, f *config.File) error {
+	rec, err := f.DesignRecord()
+	if err != nil {
+		return err
+	}
+	text, err := rec.Text()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(map[string]design.Design{"design": f.Design}); err != nil {
+		return fmt.Errorf("design of %s: %w", f.Name, err)
+	}
+	_, err = fmt.Fprintf(w, "---\n# design %s (the hash of the whole resolved design: every variant above, the seeds, the baseline and these %d checks)\n%s", design.Hash(text), len(f.Design.Checks), b.String())
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -69,6 +70,12 @@ func TestPlanFromTheStore(t *testing.T) {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("plan: exit %d, output lacks %q:\n%s%s", code, want, out, e)
 		}
+	}
+
+	// config show prints the design and the hash rollout run records.
+	code, out, e = rollout(t, "config", "show", cfg)
+	if code != 0 || !regexp.MustCompile(`# design [0-9a-f]{64} \(the hash of the whole resolved design`).MatchString(out) || !strings.Contains(out, "    - name: gain\n      variant: hot\n") {
+		t.Errorf("config show: exit %d\n%s%s", code, out, e)
 	}
 
 	noChecks := filepath.Join(dir, "plain.yaml")

@@ -75,9 +75,9 @@ const (
 type Check struct {
 	// Name identifies the check within its design; empty: its ID is made
 	// of variant, metric and point.
-	Name string `yaml:"name" json:"name,omitempty"`
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
 	// Claim says in words what the check tests.
-	Claim string `yaml:"claim" json:"claim,omitempty"`
+	Claim string `yaml:"claim,omitempty" json:"claim,omitempty"`
 	// Variant is the variant tested.
 	Variant string `yaml:"variant" json:"variant"`
 	// Metric is the metric compared (a run's recorded metric; with At
@@ -92,25 +92,25 @@ type Check struct {
 	// Margin is the smallest difference that matters, in the metric's
 	// units: NotWorse holds when the interval of the difference lies
 	// above −Margin; Higher does not hold when it lies below +Margin.
-	Margin float64 `yaml:"margin" json:"margin,omitempty"`
+	Margin float64 `yaml:"margin,omitempty" json:"margin,omitempty"`
 	// Baseline is the variant compared with; empty means the
 	// experiment's baseline.
-	Baseline string `yaml:"baseline" json:"baseline,omitempty"`
+	Baseline string `yaml:"baseline,omitempty" json:"baseline,omitempty"`
 	// Constant, when Versus is set, replaces the baseline: the variant's
 	// values are tested against this number (a one-sample t-test).
-	Constant float64 `yaml:"constant" json:"constant,omitempty"`
-	Versus   bool    `yaml:"versus" json:"versus,omitempty"`
+	Constant float64 `yaml:"constant,omitempty" json:"constant,omitempty"`
+	Versus   bool    `yaml:"versus,omitempty" json:"versus,omitempty"`
 	// Family is primary (default) or secondary.
-	Family Family `yaml:"family" json:"family,omitempty"`
+	Family Family `yaml:"family,omitempty" json:"family,omitempty"`
 	// Effect is the smallest effect of interest, for planning the number
 	// of seeds; 0 takes the margin.
-	Effect float64 `yaml:"effect" json:"effect,omitempty"`
+	Effect float64 `yaml:"effect,omitempty" json:"effect,omitempty"`
 	// PilotSD is the standard deviation over seeds of the paired
 	// difference, from a pilot (rollout plan prints it): with it the
 	// design's planned MDE is known before the runs.
-	PilotSD float64 `yaml:"pilot_sd" json:"pilot_sd,omitempty"`
+	PilotSD float64 `yaml:"pilot_sd,omitempty" json:"pilot_sd,omitempty"`
 	// Premise names the premise (Design.Premises) the check rests on.
-	Premise string `yaml:"premise" json:"premise,omitempty"`
+	Premise string `yaml:"premise,omitempty" json:"premise,omitempty"`
 }
 
 // ID is the check's name, or "variant metric at" when it has none.
@@ -151,11 +151,11 @@ func (c Check) Same(d Check) bool {
 // not meet it cannot test the checks resting on it: their verdict is "not
 // testable here".
 type Premise struct {
-	Name string `yaml:"name" json:"name"`
+	Name string `yaml:"name,omitempty" json:"name"`
 	// Text states the premise.
-	Text string `yaml:"text" json:"text,omitempty"`
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
 	// Unmet, when set, says why this test bed does not meet it.
-	Unmet string `yaml:"unmet" json:"unmet,omitempty"`
+	Unmet string `yaml:"unmet,omitempty" json:"unmet,omitempty"`
 }
 
 // Correction names a correction for multiplicity.
@@ -176,7 +176,7 @@ type Design struct {
 	// Correction is applied over each report's primary family: holm
 	// (default) or none.
 	Correction Correction `yaml:"correction" json:"correction"`
-	Premises   []Premise  `yaml:"premises" json:"premises,omitempty"`
+	Premises   []Premise  `yaml:"premises,omitempty" json:"premises,omitempty"`
 	Checks     []Check    `yaml:"checks" json:"checks,omitempty"`
 }
 
