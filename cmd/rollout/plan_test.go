@@ -129,4 +129,19 @@ func TestPlanRunsAPilot(t *testing.T) {
 	if _, err := st.Experiment("syn"); err == nil {
 		t.Errorf("the pilot recorded the experiment itself")
 	}
+	st.Close()
+
+	// The experiment itself records its design before its runs; a changed
+	// design is then refused, exit 2, naming the key, nothing run.
+	if code, out, e := rollout(t, "run", cfg, "--store", store, "--workers", "2"); code != 0 || !strings.Contains(out, "4 finished") {
+		t.Fatalf("run: exit %d\n%s%s", code, out, e)
+	}
+	code, out, e = rollout(t, "run", cfg, "--store", store, "--set", "design.alpha=0.01")
+	if code != 2 || !strings.Contains(e, `experiment "syn": its design is recorded`) || !strings.Contains(e, "design.alpha is 0.05 in the store, 0.01 now") {
+		t.Errorf("a changed design: exit %d\n%s%s", code, out, e)
+	}
+	code, out, e = rollout(t, "verdict", "syn", "--store", store)
+	if code != 0 || !strings.Contains(out, "| gain | confirmatory, primary |") || !strings.Contains(out, "before its first run") {
+		t.Errorf("verdict: exit %d\n%s%s", code, out, e)
+	}
 }
