@@ -301,7 +301,7 @@ func writeSettings(p *printer, exp tracking.Experiment, runs []tracking.Run) err
 		}
 	}
 	slices.Sort(keys)
-	p.f("## Settings\n\nFrom the store: each variant's resolved settings that differ from the defaults, and (marked †) every setting that changes what the budget or the metric means even at its default — dynamic sampling (`train.filter_groups`: groups whose rewards are all equal are sampled, counted in the budget and not trained on; `train.max_resample_rounds`), the budget, the length cap and overlong treatment, and the evaluation (greedy accuracy on `eval.prompts` prompts; pass@k and maj@k from `eval.samples` samples a prompt at `rollout.temperature`).\n\n")
+	p.f("## Settings\n\nFrom the store: each variant's resolved settings that differ from the defaults, and (marked †) every setting that changes what the budget or the metric means even at its default — dynamic sampling (`train.filter_groups`: groups whose rewards are all equal are sampled, counted in the budget and not trained on; `train.max_resample_rounds`), the budget, the length cap and overlong treatment, and the evaluation (greedy accuracy on `eval.prompts` prompts; pass@k and maj@k from `eval.samples` samples a prompt at `rollout.temperature`). The eval prompts and the evaluation's random streams are drawn from the run's seed: variants at the same seed are evaluated on the same prompts with the same streams (common random numbers), so the paired tests compare them on identical prompts; each seed has its own eval prompts.\n\n")
 	p.f("| setting | default |")
 	for _, v := range variants {
 		p.f(" %s |", v)
