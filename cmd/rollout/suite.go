@@ -95,7 +95,7 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 		if files[i], err = loadConfig(r.Config(), nil); err != nil {
 			return fmt.Errorf("report %s: %w (run rollout suite from the repository's root)", r.Name, err)
 		}
-		declareChecks(files[i], r)
+		files[i].Design = r.Declared(files[i].Design)
 	}
 	dir, err := cacheDir(a.cache)
 	if err != nil {
@@ -147,16 +147,6 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 	}
 	fmt.Fprintf(out, "wrote %s\n", index)
 	return nil
-}
-
-// declareChecks makes the report's checks and premises the config's
-// design when the config declares no checks, so that the runs record them
-// before they start and the report computes them as confirmatory.
-func declareChecks(f *config.File, r suite.Report) {
-	if len(f.Design.Checks) == 0 {
-		f.Design.Checks = slices.Clone(r.Checks)
-		f.Design.Premises = append(f.Design.Premises, r.Premises...)
-	}
 }
 
 // suiteInStore keeps, for --no-run, the reports whose experiment is in

@@ -21,6 +21,18 @@ var wallPremise = design.Premise{
 	Unmet: "this build records no load beside its runs, so a wall-time figure is reported and never decides a verdict (CPU seconds or FLOPs can)",
 }
 
+// Declared is the design rollout suite records for the report's config,
+// whose design is d: d itself when it declares checks, else d with the
+// report's checks and premises, so that the runs record them before they
+// start and the report computes them as confirmatory.
+func (r Report) Declared(d design.Design) design.Design {
+	if len(d.Checks) == 0 {
+		d.Checks = slices.Clone(r.Checks)
+		d.Premises = append(slices.Clone(d.Premises), r.Premises...)
+	}
+	return d
+}
+
 // designed is what a report knows of its experiment's design.
 type designed struct {
 	// Record is the design recorded in the store; nil when none is.

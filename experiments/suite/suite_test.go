@@ -58,6 +58,12 @@ func TestOverall(t *testing.T) {
 		{o(Holds, Holds), Holds},
 		{o(Holds, Inconclusive), Inconclusive},
 		{o(Inconclusive, DoesNotHold, Holds), DoesNotHold},
+		{o(NotTestable, Holds), Holds},
+		{o(NotTestable, NotTestable), NotTestable},
+		{o(NotTestable, Inconclusive), Inconclusive},
+		// A confirmatory primary check decides; exploratory and secondary
+		// ones do not.
+		{[]Outcome{{Verdict: Holds}, {Verdict: DoesNotHold, Exploratory: true}, {Verdict: Inconclusive, Check: Check{Family: design.Secondary}}}, Holds},
 		{nil, Inconclusive},
 	} {
 		if got := Overall(tc.outs); got != tc.want {
@@ -94,6 +100,20 @@ func TestReportsAreComplete(t *testing.T) {
 			if v != "" && !strings.Contains(string(raw), "- name: "+v+"\n") {
 				t.Errorf("report %s: check on variant %q, which its config does not have", r.Name, v)
 			}
+		}
+		// The checks rollout suite declares make a valid design.
+		f, err := config.Load(filepath.Join("..", "..", r.Config()), nil)
+		if err != nil {
+			t.Errorf("report %s: %v", r.Name, err)
+			continue
+		}
+		var names []string
+		for _, v := range f.Variants {
+			names = append(names, v.Name)
+		}
+		d := r.Declared(f.Design)
+		if err := d.Validate(names, func(at string) error { _, err := report.ParseAt(at); return err }); err != nil {
+			t.Errorf("report %s: its checks are not a valid design: %v", r.Name, err)
 		}
 	}
 	for _, name := range Priority() {
