@@ -72,7 +72,11 @@ func (f *File) DesignRecord() (design.Record, error) {
 		if err != nil {
 			return r, fmt.Errorf("design of %s: variant %s: %w", f.Name, v.Name, err)
 		}
-		r.Variants = append(r.Variants, design.Variant{Name: v.Name, Config: string(text)})
+		tree, err := design.ConfigTree(string(text))
+		if err != nil {
+			return r, fmt.Errorf("design of %s: variant %s: %w", f.Name, v.Name, err)
+		}
+		r.Variants = append(r.Variants, design.Variant{Name: v.Name, Config: tree})
 	}
 	return r, nil
 }

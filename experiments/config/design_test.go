@@ -52,7 +52,7 @@ func TestDesignParsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	text, _ := rec.Text()
-	if len(rec.Variants) != 2 || !strings.Contains(text, `"seeds": [`) || !strings.Contains(text, "filter_groups: true") {
+	if len(rec.Variants) != 2 || !strings.Contains(text, `"seeds": [`) || !strings.Contains(text, `"filter_groups": true`) {
 		t.Errorf("record text lacks seeds or variant configs:\n%s", text)
 	}
 	// The hash covers the whole resolved design: seeds, settings, checks.

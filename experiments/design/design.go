@@ -37,6 +37,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Direction is what a check expects of a variant against what it is
@@ -284,10 +286,22 @@ func (d Design) Find(c Check) (Check, bool) {
 	return Check{}, false
 }
 
-// Variant is a variant's name and resolved configuration text.
+// Variant is a variant's name and resolved configuration: the tree of
+// its YAML (mappings, sequences, scalars), so that the record's text names
+// every setting by its own key (variants[1].config.train.lr).
 type Variant struct {
 	Name   string `json:"name"`
-	Config string `json:"config"`
+	Config any    `json:"config"`
+}
+
+// ConfigTree parses a resolved configuration text into the tree a
+// Variant holds.
+func ConfigTree(text string) (any, error) {
+	var tree any
+	if err := yaml.Unmarshal([]byte(text), &tree); err != nil {
+		return nil, fmt.Errorf("resolved config: %w", err)
+	}
+	return tree, nil
 }
 
 // Record is the whole resolved design of an experiment: what its runs

@@ -747,11 +747,19 @@ func TestDesignRecordedAndFixed(t *testing.T) {
 	if text, _ := want.Text(); rec.Text != text || rec.Hash != design.Hash(text) {
 		t.Errorf("recorded text or hash is not the config's resolved design")
 	}
-	for _, o := range [][]string{{fmt.Sprintf(check, "0.02")}, {fmt.Sprintf(check, "0.01"), "seeds=[1, 2, 3]"}} {
+	for _, tc := range []struct {
+		o    []string
+		want string
+	}{
+		{[]string{fmt.Sprintf(check, "0.02")}, "design.checks[0].margin is 0.01 in the store, 0.02 now"},
+		{[]string{fmt.Sprintf(check, "0.01"), "seeds=[1, 2, 3]"}, "seeds[2] is (absent) in the store, 3 now"},
+		{[]string{fmt.Sprintf(check, "0.01"), "train.total_tokens=3000"}, "variants[0].config.train.total_tokens is 0 in the store, 3000 now"},
+	} {
+		o := tc.o
 		_, err := Run(ctx, load(o...), st, Options{CacheDir: t.TempDir()})
 		var conflict *tracking.DesignConflictError
-		if !errors.As(err, &conflict) {
-			t.Errorf("%v: %v, want a *tracking.DesignConflictError", o, err)
+		if !errors.As(err, &conflict) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a *tracking.DesignConflictError saying %q", o, err, tc.want)
 		}
 		if after, _ := st.Design("tiny-test"); after != rec {
 			t.Errorf("%v: a refused design changed the record", o)
