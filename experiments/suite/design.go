@@ -107,6 +107,7 @@ func (d designed) classify(o *Outcome, runs []tracking.Run) {
 		if first := firstStart(runs, o.Variant, o.Against); !first.IsZero() && d.Record.Recorded.After(first) {
 			o.Exploratory, o.Why = true, fmt.Sprintf("declared %s, after its runs began (%s)", stamp(d.Record.Recorded), stamp(first))
 		}
+		o.MDE = mdeAt(o.Test, d.Design.Alpha, d.Design.Power)
 		if declared.PilotSD > 0 && d.Seeds > 0 {
 			o.PlannedMDE = stats.PairedMDE(declared.PilotSD, d.Seeds, d.Design.Alpha, d.Design.Power)
 		}

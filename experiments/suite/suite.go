@@ -5,6 +5,17 @@
 // recipe) with an experiment config, a baseline and checks whose verdict
 // is computed from the numbers in a store.
 //
+// A check is confirmatory when the design its experiment recorded before
+// its runs declares it (package design; rollout suite declares a report's
+// checks in a config that declares none), exploratory otherwise, in its
+// row and in a verdict no confirmatory check decides. Holm's correction
+// runs over each report's primary family; a check resting on a premise
+// the test bed does not meet, and every check on wall time, is "not
+// testable here". Every report shows its design record, every variant's
+// disclosed settings (config.Disclose) and the planned beside the achieved
+// MDE. Plan plans seeds from a pilot; WriteVerdicts applies the same rules
+// to any experiments and pools them across base policies.
+//
 // A Report names its config (experiments/configs/econ/NAME.yaml), the
 // claim and its source, the tables (each read from the store through
 // tracking/report at one point of every run, or as per-run means over the
@@ -162,12 +173,17 @@ type Outcome struct {
 	PlannedMDE float64
 }
 
-// mde is the minimum detectable effect of a paired test.
-func mde(t stats.TestResult) float64 {
+// mde is the minimum detectable effect of a paired test at 80% power and
+// α = 0.05.
+func mde(t stats.TestResult) float64 { return mdeAt(t, 0.05, 0.8) }
+
+// mdeAt is the minimum detectable effect of a paired test at the given
+// level and power: (t_{1−α/2, df} + t_{power, df}) · SE.
+func mdeAt(t stats.TestResult, alpha, power float64) float64 {
 	if t.DF <= 0 {
 		return math.Inf(1)
 	}
-	return (stats.TQuantile(0.975, t.DF) + stats.TQuantile(0.8, t.DF)) * t.StdErr
+	return (stats.TQuantile(1-alpha/2, t.DF) + stats.TQuantile(power, t.DF)) * t.StdErr
 }
 
 // decide applies the check's direction to the 95% interval [lo, hi] of
