@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/rollout-rl/rollout/experiments/design"
-
 	"github.com/rollout-rl/rollout/tracking/report"
 )
 
