@@ -31,6 +31,25 @@ type DesignRecord struct {
 	Checks int `json:"checks"`
 	// Recorded is when this design was first put in the store.
 	Recorded time.Time `json:"recorded"`
+	// Canonical, when set, rewrites a design text recorded earlier into
+	// the form the caller writes today (e.g. a setting added since, at its
+	// default, filled in), before PutDesigned compares it with Text: a
+	// recorded design that then reads as Text is the same design. It is not
+	// stored.
+	Canonical func(text string) (string, error) `json:"-"`
+}
+
+// same reports whether the recorded design prev is d's: the same hash, or
+// the same text once prev's is rewritten by d.Canonical.
+func (d DesignRecord) same(prev DesignRecord) bool {
+	if prev.Hash == d.Hash {
+		return true
+	}
+	if d.Canonical == nil {
+		return false
+	}
+	text, err := d.Canonical(prev.Text)
+	return err == nil && text == d.Text
 }
 
 // DesignConflictError is the refusal to record, for an experiment whose
@@ -62,7 +81,8 @@ func (e *DesignConflictError) Error() string {
 // PutDesigned records an experiment (as PutExperiment does) and its
 // design in one transaction, before any of its runs: nothing is written
 // when either is refused. A design already recorded for the experiment
-// stays as it is when the hash is the same; a different one is refused
+// stays as it is when it is the same (the same hash, or the same text
+// once d.Canonical rewrites it); a different one is refused
 // with a *DesignConflictError when either declares checks (a designed
 // experiment is fixed: its changes make a new experiment), and replaces
 // it otherwise, recorded now. A refusal of the experiment's variant
@@ -87,7 +107,7 @@ func (s *Store) PutDesigned(e Experiment, d DesignRecord) error {
 				return fmt.Errorf("design of %q: decoding: %w", e.Name, err)
 			}
 			switch {
-			case prev.Hash == d.Hash:
+			case d.same(prev):
 				keep = true
 			case prev.Checks > 0 || d.Checks > 0:
 				diffs, _ := DiffConfigs(prev.Text, d.Text)

@@ -65,6 +65,15 @@ func TestPutDesigned(t *testing.T) {
 	if err := s.PutDesigned(u, DesignRecord{Hash: "u3", Text: designText("[1, 2]", `[{"variant": "a"}]`), Checks: 1}); !errors.As(err, &conflict) {
 		t.Errorf("checks declared for a recorded experiment: %v, want a *DesignConflictError", err)
 	}
+	// A design recorded by an earlier build that reads as today's through
+	// Canonical is the same design: kept as recorded.
+	canon := DesignRecord{Hash: "h1-today", Text: checked + " ", Checks: 1, Canonical: func(text string) (string, error) { return text + " ", nil }}
+	if err := s.PutDesigned(exp, canon); err != nil {
+		t.Errorf("the same design in today's form: %v", err)
+	}
+	if again, _ := s.Design("e"); again.Hash != "h1" || !again.Recorded.Equal(first.Recorded) {
+		t.Errorf("the same design in today's form replaced the record: %+v", again)
+	}
 	if _, err := s.Design("none"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Design of an experiment without one: %v, want ErrNotFound", err)
 	}

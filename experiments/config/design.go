@@ -80,3 +80,29 @@ func (f *File) DesignRecord() (design.Record, error) {
 	}
 	return r, nil
 }
+
+// CanonicalDesign rewrites a design record's text (as DesignRecord wrote
+// it, possibly by an earlier build) into the text DesignRecord writes
+// today: every variant's configuration goes through Canonical (keys added
+// since filled in with their defaults). The store compares a recorded
+// design with a new one through it.
+func CanonicalDesign(text string) (string, error) {
+	r, err := design.Decode(text)
+	if err != nil {
+		return "", err
+	}
+	for i, v := range r.Variants {
+		b, err := yaml.Marshal(v.Config)
+		if err != nil {
+			return "", fmt.Errorf("design record: variant %s: %w", v.Name, err)
+		}
+		c, err := Canonical(string(b))
+		if err != nil {
+			return "", fmt.Errorf("design record: variant %s: %w", v.Name, err)
+		}
+		if r.Variants[i].Config, err = design.ConfigTree(c); err != nil {
+			return "", fmt.Errorf("design record: variant %s: %w", v.Name, err)
+		}
+	}
+	return r.Text()
+}

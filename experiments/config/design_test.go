@@ -112,3 +112,28 @@ func TestDesignErrors(t *testing.T) {
 		})
 	}
 }
+
+// A design recorded by an earlier build, whose variant configs lack a key
+// added since, reads as today's design through CanonicalDesign.
+func TestCanonicalDesign(t *testing.T) {
+	f, err := Parse("d.yaml", []byte(designedConfig), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := f.DesignRecord()
+	today, _ := rec.Text()
+	for _, v := range rec.Variants {
+		delete(v.Config.(map[string]any)["eval"].(map[string]any), "every_tokens")
+	}
+	older, _ := rec.Text()
+	if older == today {
+		t.Fatal("the older text has every key")
+	}
+	got, err := CanonicalDesign(older)
+	if err != nil || got != today {
+		t.Errorf("CanonicalDesign: %v\n%s\nwant\n%s", err, got, today)
+	}
+	if _, err := CanonicalDesign("{"); err == nil {
+		t.Error("a bad text was rewritten")
+	}
+}

@@ -191,7 +191,7 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 	if err != nil {
 		return Summary{}, err
 	}
-	if err := store.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(f.Design.Checks)}); err != nil {
+	if err := store.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(f.Design.Checks), Canonical: config.CanonicalDesign}); err != nil {
 		return Summary{}, err
 	}
 	var runs []config.Run
