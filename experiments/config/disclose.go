@@ -34,7 +34,8 @@ type Setting struct {
 }
 
 // Disclose lists a resolved configuration's settings (a variant's config
-// as the store records it) that differ from Defaults, and every one of
+// as the store records it) that differ from Defaults (the experiment's
+// name aside), and every one of
 // MeaningKeys, sorted by key. Keys a build leaves out of the text at their
 // default (rollout.max_tokens: 0, train.overlong: truncate) are read at
 // that default.
@@ -71,6 +72,9 @@ func Disclose(resolved string) ([]Setting, error) {
 	for _, d := range diffs {
 		if d.Given == "(absent)" && (d.Recorded == "null" || d.Recorded == "{}") {
 			continue // an empty default replaced by keys of its own (task.params)
+		}
+		if d.Key == "name" {
+			continue // the experiment's name, not a setting
 		}
 		out = append(out, Setting{Key: d.Key, Value: d.Given, Default: d.Recorded, Meaning: slices.Contains(MeaningKeys, d.Key)})
 	}

@@ -40,6 +40,9 @@ func TestDisclose(t *testing.T) {
 	if _, ok := byKey["train.lr"]; ok {
 		t.Errorf("train.lr at its default is disclosed")
 	}
+	if _, ok := byKey["name"]; ok {
+		t.Errorf("the experiment's name is disclosed as a setting")
+	}
 	base, _ := Marshal(f.Variants[0].Config)
 	got, _ = Disclose(string(base))
 	for _, s := range got {

@@ -74,6 +74,11 @@ func Plan(src report.Source, experiment, baseline string, d design.Design, seeds
 		}
 		e.Diff, e.SD = stats.MeanStd(diffs)
 		e.MDE = stats.PairedMDE(e.SD, seeds, d.Alpha, d.Power)
+		if e.SD == 0 {
+			e.Err = fmt.Errorf("σ_d = 0: the pilot's paired differences do not vary (a degenerate metric, or too small a pilot): no basis to plan")
+			out = append(out, e)
+			continue
+		}
 		if e.Effect > 0 {
 			n, err := stats.PairsFor(e.SD, e.Effect, d.Alpha, d.Power)
 			if err != nil {
@@ -147,7 +152,7 @@ func WritePlan(w io.Writer, ests []Estimate, d design.Design, seeds int) error {
 	p.w = w
 	p.f("\nTo quote the planned MDE in the reports, add to each check of design.checks (before the runs):\n")
 	for i, e := range ests {
-		if e.Pairs >= 2 {
+		if e.Pairs >= 2 && e.SD > 0 {
 			p.f("  checks[%d] (%s): pilot_sd: %.4g\n", i, e.Check.ID(), e.SD)
 		}
 	}

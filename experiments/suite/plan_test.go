@@ -124,4 +124,14 @@ func TestPlanErrors(t *testing.T) {
 	if err != nil || ests[0].Err == nil || !strings.Contains(ests[0].Err.Error(), "1 pilot seeds") {
 		t.Errorf("one pilot seed: %+v, %v", ests, err)
 	}
+	// Differences that do not vary give no basis to plan.
+	flat := synthetic(5, 0.1, 0)
+	ests, err = Plan(flat, "pilot", "base", d, 5, report.Options{})
+	if err != nil || ests[0].Err == nil || !strings.Contains(ests[0].Err.Error(), "σ_d = 0") || ests[0].Needed != 0 {
+		t.Errorf("σ_d = 0: %+v, %v", ests, err)
+	}
+	var buf bytes.Buffer
+	if err := WritePlan(&buf, ests, d, 5); err != nil || strings.Contains(buf.String(), "pilot_sd:") || !strings.Contains(buf.String(), "no basis to plan") {
+		t.Errorf("plan of σ_d = 0 (%v):\n%s", err, buf.String())
+	}
 }
