@@ -87,6 +87,9 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 			if err := s.copyFinal(src.path, r.ID); err != nil {
 				return st, fmt.Errorf("merge run %s from %s: %w", r.ID, src.path, err)
 			}
+			if err := s.copyLoads(src, r.ID); err != nil {
+				return st, fmt.Errorf("merge run %s from %s: loads: %w", r.ID, src.path, err)
+			}
 			st.Runs++
 		} else {
 			st.Unchanged++

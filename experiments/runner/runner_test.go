@@ -766,3 +766,35 @@ func TestDesignRecordedAndFixed(t *testing.T) {
 		}
 	}
 }
+
+// Every run records the machine's load beside it (start and end); with
+// Interleave the grid runs seed by seed.
+func TestLoadsAndInterleave(t *testing.T) {
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		t.Skip("no /proc/loadavg")
+	}
+	dir := t.TempDir()
+	f := testConfig(t, dir, 1)
+	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sum, err := Run(context.Background(), f, st, Options{Workers: 1, CacheDir: t.TempDir(), Interleave: true})
+	if err != nil || sum.Finished != 4 {
+		t.Fatalf("run: %+v, %v", sum, err)
+	}
+	runs, _ := st.Runs("tiny-test")
+	slices.SortFunc(runs, func(a, b tracking.Run) int { return a.Start.Compare(b.Start) })
+	var seeds []int64
+	for _, r := range runs {
+		seeds = append(seeds, r.Seed)
+		loads, err := st.Loads(r.ID)
+		if err != nil || len(loads) != 2 || loads[0].Event != "start" || loads[1].Event != "end" || loads[0].CPUs < 1 || loads[1].At.Before(loads[0].At) {
+			t.Errorf("run %s: loads %+v, %v; want a start and an end sample", r.ID, loads, err)
+		}
+	}
+	if !slices.Equal(seeds, []int64{1, 1, 2, 2}) {
+		t.Errorf("interleaved runs started in seed order %v, want 1 1 2 2", seeds)
+	}
+}

@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -14,11 +15,11 @@ import (
 	"github.com/rollout-rl/rollout/tracking/report/stats"
 )
 
-// wallPremise is the premise every check on wall time rests on.
+// wallPremise is the premise every check on wall time rests on; its
+// Unmet is filled in per check (wallTimeUnusable).
 var wallPremise = design.Premise{
-	Name:  "interleaved_wall_time",
-	Text:  "wall times of the variants measured interleaved in one sitting, with the machine's load recorded beside them",
-	Unmet: "this build records no load beside its runs, so a wall-time figure is reported and never decides a verdict (CPU seconds or FLOPs can)",
+	Name: "interleaved_wall_time",
+	Text: "wall times of the variants measured interleaved in one sitting, with the machine's load recorded beside them",
 }
 
 // Declared is the design rollout suite records for the report's config,
@@ -46,15 +47,22 @@ type designed struct {
 	Premises []design.Premise
 	// FirstRun is the earliest start of the experiment's runs.
 	FirstRun time.Time
+	// Loads are the load samples recorded beside each run, by run id.
+	Loads map[string][]tracking.LoadSample
 }
 
 // loadDesign reads the design recorded for the experiment.
 func loadDesign(st *tracking.Store, exp string, runs []tracking.Run, r Report) (designed, error) {
-	d := designed{Design: design.Default()}
+	d := designed{Design: design.Default(), Loads: map[string][]tracking.LoadSample{}}
 	for _, run := range runs {
 		if d.FirstRun.IsZero() || run.Start.Before(d.FirstRun) {
 			d.FirstRun = run.Start
 		}
+		loads, err := st.Loads(run.ID)
+		if err != nil {
+			return d, fmt.Errorf("suite: report %s: %w", r.Name, err)
+		}
+		d.Loads[run.ID] = loads
 	}
 	rec, err := st.Design(exp)
 	switch {
@@ -120,8 +128,69 @@ func (d designed) classify(o *Outcome, runs []tracking.Run) {
 		}
 	}
 	if design.WallTime(o.Metric) {
-		o.Verdict, o.Premise = NotTestable, premiseText(wallPremise)
+		if why, load := d.wallTime(o, runs); why != "" {
+			p := wallPremise
+			p.Unmet = why + ", so this wall-time figure is reported and decides nothing (CPU seconds or FLOPs can)"
+			o.Verdict, o.Premise = NotTestable, premiseText(p)
+		} else {
+			o.Load = load
+		}
 	}
+}
+
+// wallTime says why a check on wall time cannot decide a verdict ("" when
+// it can: every seed's runs of the variant and of what it is compared
+// with ran side by side, and the load was recorded beside each), and
+// otherwise the load beside its runs.
+func (d designed) wallTime(o *Outcome, runs []tracking.Run) (why, load string) {
+	bySeed := map[int64]map[string]tracking.Run{}
+	for _, r := range runs {
+		if r.Variant == o.Variant || r.Variant == o.Against {
+			if bySeed[r.Seed] == nil {
+				bySeed[r.Seed] = map[string]tracking.Run{}
+			}
+			bySeed[r.Seed][r.Variant] = r
+		}
+	}
+	lo, hi, cpus := math.Inf(1), math.Inf(-1), 0
+	for _, seed := range slices.Sorted(maps.Keys(bySeed)) {
+		v, ok := bySeed[seed][o.Variant]
+		if !ok {
+			continue
+		}
+		if !o.Versus {
+			b, ok := bySeed[seed][o.Against]
+			if !ok {
+				continue
+			}
+			if !(v.Start.Before(b.End) && b.Start.Before(v.End)) {
+				return fmt.Sprintf("the runs of %s and %s at seed %d ran one after another, not side by side in one sitting (rollout run --interleave runs them so)", o.Variant, o.Against, seed), ""
+			}
+			if why := d.loadOf(b, &lo, &hi, &cpus); why != "" {
+				return why, ""
+			}
+		}
+		if why := d.loadOf(v, &lo, &hi, &cpus); why != "" {
+			return why, ""
+		}
+	}
+	if cpus == 0 {
+		return "no runs to compare", ""
+	}
+	return "", fmt.Sprintf("load average %.2f–%.2f on %d CPUs beside these runs", lo, hi, cpus)
+}
+
+// loadOf widens [lo, hi] by the load samples of run r, or says that it
+// has none.
+func (d designed) loadOf(r tracking.Run, lo, hi *float64, cpus *int) string {
+	samples := d.Loads[r.ID]
+	if len(samples) == 0 {
+		return fmt.Sprintf("no load was recorded beside run %s (%s seed %d; made by a build that did not record it)", r.ID, r.Variant, r.Seed)
+	}
+	for _, s := range samples {
+		*lo, *hi, *cpus = math.Min(*lo, s.Load1), math.Max(*hi, s.Load1), s.CPUs
+	}
+	return ""
 }
 
 func premiseText(p design.Premise) string {
@@ -244,8 +313,21 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 		}
 		lines = append(lines, fmt.Sprintf("- `%s`: %s — %s", pr.Name, pr.Text, state))
 	}
-	if slices.ContainsFunc(outs, func(o Outcome) bool { return design.WallTime(o.Metric) }) {
-		lines = append(lines, fmt.Sprintf("- `%s`: %s — **not met here**: %s", wallPremise.Name, wallPremise.Text, wallPremise.Unmet))
+	var unmet, met []string
+	for _, o := range outs {
+		switch {
+		case !design.WallTime(o.Metric):
+		case o.Load == "":
+			unmet = append(unmet, "`"+o.ID()+"`")
+		default:
+			met = append(met, "`"+o.ID()+"`")
+		}
+	}
+	if len(unmet) > 0 {
+		lines = append(lines, fmt.Sprintf("- `%s`: %s — **not met here** for %s (see the checks)", wallPremise.Name, wallPremise.Text, strings.Join(unmet, ", ")))
+	}
+	if len(met) > 0 {
+		lines = append(lines, fmt.Sprintf("- `%s`: %s — met for %s", wallPremise.Name, wallPremise.Text, strings.Join(met, ", ")))
 	}
 	if len(lines) > 0 {
 		p.f("Premises:\n\n%s\n\n", strings.Join(lines, "\n"))

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -187,5 +188,65 @@ func TestWriteVerdictsPools(t *testing.T) {
 	want, _ := stats.DerSimonianLaird([]float64{outs[0][0].Test.Diff, outs[1][0].Test.Diff}, []float64{outs[0][0].Test.StdErr, outs[1][0].Test.StdErr}, 0.95)
 	if got := pools[0].Pooled; got != want || !(got.Estimate > 0.01 && got.Estimate < 0.05) {
 		t.Errorf("pooled %+v, want %+v between the two estimates", got, want)
+	}
+}
+
+// interleavedStore is fakeDesigned's experiment with every run begun
+// before any ends (variants side by side in one sitting), and, when
+// loads is set, the load recorded beside each.
+func interleavedStore(t *testing.T, d *design.Design, loads bool) *tracking.Store {
+	t.Helper()
+	st := fakeDesigned(t, nil, d, time.Time{})
+	configs := fakeConfigs(t)
+	var ids []string
+	for seed := int64(1); seed <= 5; seed++ {
+		for _, variant := range []string{"base", "v"} {
+			id := fmt.Sprintf("%s%d", variant, seed)
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: configs[variant]}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	for i, id := range ids {
+		cost := 10.0 + float64(i/2)
+		if strings.HasPrefix(id, "v") {
+			cost--
+		}
+		if err := st.CommitStep(id, tracking.StepRecord{Step: 1, Metrics: map[string]float64{"timing_s/gen": cost}}); err != nil {
+			t.Fatal(err)
+		}
+		if loads {
+			for _, l := range []float64{1.5, 2.5} {
+				if err := st.PutLoad(id, tracking.LoadSample{At: time.Now(), Event: "start", Load1: l, CPUs: 2}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, id := range ids {
+		if err := st.EndRun(id, tracking.StatusFinished, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// A check on wall time decides its verdict only when the variants ran side
+// by side in one sitting with the load recorded beside every run.
+func TestWallTimeInterleaved(t *testing.T) {
+	d := design.Default()
+	d.Checks = []Check{{Name: "gen", Variant: "v", Metric: "timing_s/gen", At: "mean", Want: Lower}}
+	outs := outcomesOf(t, interleavedStore(t, &d, true), Report{Name: "x"})
+	if outs[0].Verdict != Holds || outs[0].Load != "load average 1.50–2.50 on 2 CPUs beside these runs" {
+		t.Errorf("interleaved with loads: %s, %q", outs[0].Verdict, outs[0].Load)
+	}
+	outs = outcomesOf(t, interleavedStore(t, &d, false), Report{Name: "x"})
+	if outs[0].Verdict != NotTestable || !strings.Contains(outs[0].Premise, "no load was recorded beside run base1") {
+		t.Errorf("interleaved without loads: %s, %q", outs[0].Verdict, outs[0].Premise)
+	}
+	outs = outcomesOf(t, fakeDesigned(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05}, &d, time.Time{}), Report{Name: "x"})
+	if outs[0].Verdict != NotTestable || !strings.Contains(outs[0].Premise, "the runs of v and base at seed 1 ran one after another") {
+		t.Errorf("one after another: %s, %q", outs[0].Verdict, outs[0].Premise)
 	}
 }

@@ -171,6 +171,9 @@ type Outcome struct {
 	// PlannedMDE is the MDE the design planned (from the check's pilot SD
 	// and the planned seeds); NaN when it planned none.
 	PlannedMDE float64
+	// Load, for a check on wall time that decides its verdict (its runs
+	// interleaved in one sitting), gives the load recorded beside them.
+	Load string
 }
 
 // mde is the minimum detectable effect of a paired test at 80% power and

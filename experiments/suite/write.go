@@ -307,6 +307,9 @@ func writeChecks(p *printer, outs []Outcome, baseline string) {
 		if o.Claim != "" {
 			notes = append(notes, fmt.Sprintf("`%s` tests: %s", o.ID(), o.Claim))
 		}
+		if o.Load != "" {
+			notes = append(notes, fmt.Sprintf("`%s` reads wall times of runs made side by side in one sitting: %s.", o.ID(), o.Load))
+		}
 		p.f("| %s | %s | %s | %s | %s | %s | %s | %.3g | %+.4g | %+.4g to %+.4g | %.3g | %s | %s | %.3g | %s |\n",
 			o.ID(), kind(o), o.Variant, o.Against, o.Metric, atText(o.At, o.Metric), o.Want, o.Margin, o.Test.Diff, o.Test.Lo, o.Test.Hi, o.PHolds, adj, mdeText(o.PlannedMDE), o.MDE, verdict)
 	}
