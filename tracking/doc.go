@@ -21,6 +21,8 @@
 // was first recorded) before any run: a check is confirmatory for runs
 // that started after that time. The design of an experiment that declares
 // checks is fixed: another one is refused with a *DesignConflictError.
+// PutLoad records the machine's load beside a run (LoadSample), so that
+// its wall times can be read against it.
 //
 // # Writing
 //

@@ -18,8 +18,9 @@ first run), every variant's settings that differ from the defaults and those tha
 what the budget or the metric means, and the checks — confirmatory when declared in the
 design recorded before their runs, exploratory otherwise — with Holm's correction over
 the primary family, planned and achieved MDE, and a verdict: holds, does not hold,
-inconclusive, or not testable here (a premise the test bed does not meet; any check on
-wall time). Every run must have finished.
+inconclusive, or not testable here (a premise the test bed does not meet; a check on
+wall time whose runs did not run side by side, with the load recorded beside them, as
+rollout run --interleave runs them). Every run must have finished.
 
 Given several experiments — the same design on other base policies — it then pools
 each check across them with random effects (DerSimonian–Laird), beside each one's

@@ -10,8 +10,9 @@
 // checks in a config that declares none), exploratory otherwise, in its
 // row and in a verdict no confirmatory check decides. Holm's correction
 // runs over each report's primary family; a check resting on a premise
-// the test bed does not meet, and every check on wall time, is "not
-// testable here". Every report shows its design record, every variant's
+// the test bed does not meet is "not testable here", as is a check on
+// wall time unless every seed's runs ran side by side in one sitting with
+// the load recorded beside them (rollout run --interleave). Every report shows its design record, every variant's
 // disclosed settings (config.Disclose) and the planned beside the achieved
 // MDE. Plan plans seeds from a pilot; WriteVerdicts applies the same rules
 // to any experiments and pools them across base policies.
