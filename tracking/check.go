@@ -182,6 +182,22 @@ func (s *Store) checkRecords(res *CheckResult) bool {
 				return nil
 			})
 		}
+		for _, kind := range []struct {
+			bucket, what string
+			into         func() any
+		}{
+			{bucketDesigns, "design of experiment", func() any { return new(DesignRecord) }},
+			{bucketLoads, "load samples of run", func() any { return new([]LoadSample) }},
+		} {
+			if b := tx.Bucket([]byte(kind.bucket)); b != nil {
+				b.ForEach(func(k, v []byte) error {
+					if err := decodeJSON(k, v, kind.into()); err != nil {
+						res.addf("%s %q: decoding: %v", kind.what, k, err)
+					}
+					return nil
+				})
+			}
+		}
 		if b := tx.Bucket([]byte(bucketNotes)); b != nil {
 			b.ForEach(func(k, v []byte) error {
 				if _, err := decodeNote(k, v); err != nil {

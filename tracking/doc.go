@@ -15,6 +15,15 @@
 // key (DiffConfigs), so that no experiment mixes two settings. Merge
 // applies the same rule.
 //
+// PutDesigned records an experiment together with its resolved design (a
+// DesignRecord: the caller's canonical text of every variant's config, the
+// seeds, the baseline and the declared checks, its hash and the time it
+// was first recorded) before any run: a check is confirmatory for runs
+// that started after that time. The design of an experiment that declares
+// checks is fixed: another one is refused with a *DesignConflictError.
+// PutLoad records the machine's load beside a run (LoadSample), so that
+// its wall times can be read against it.
+//
 // # Writing
 //
 // One process writes a store at a time. Open takes the file lock with a

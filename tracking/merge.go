@@ -21,7 +21,9 @@ type MergeStats struct {
 	Unchanged int
 }
 
-// MergeFrom folds src into s. An experiment missing from s is copied; one
+// MergeFrom folds src into s. An experiment missing from s is copied (with
+// its design record: see PutDesigned; a design s records otherwise for it
+// is a *DesignConflictError when either declares checks); one
 // s has gains src's variants, whose configs must match s's (else the merge
 // fails with a *ConfigConflictError before copying that experiment's runs); a
 // run is copied (with all its steps, groups and checkpoints, and the
@@ -67,6 +69,9 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 		if err != nil {
 			return st, fmt.Errorf("merge experiment %q from %s: %w", e.Name, src.path, err)
 		}
+		if err := s.mergeDesign(src, e.Name); err != nil {
+			return st, fmt.Errorf("merge the design of experiment %q from %s: %w", e.Name, src.path, err)
+		}
 	}
 	runs, err := src.Runs("")
 	if err != nil {
@@ -80,6 +85,9 @@ func (s *Store) MergeFrom(src *Store) (MergeStats, error) {
 		if copied {
 			if err := s.copyFinal(src.path, r.ID); err != nil {
 				return st, fmt.Errorf("merge run %s from %s: %w", r.ID, src.path, err)
+			}
+			if err := s.copyLoads(src, r.ID); err != nil {
+				return st, fmt.Errorf("merge run %s from %s: loads: %w", r.ID, src.path, err)
 			}
 			st.Runs++
 		} else {

@@ -171,7 +171,7 @@ func (s *Store) copySnapshot(out string, sc ReadScope) error {
 		if s.copyHook != nil {
 			s.copyHook()
 		}
-		for _, name := range []string{bucketMeta, bucketExperiments, bucketRuns} {
+		for _, name := range []string{bucketMeta, bucketExperiments, bucketRuns, bucketDesigns, bucketLoads} {
 			if b := tx.Bucket([]byte(name)); b != nil {
 				if err := c.bucket(b, name); err != nil {
 					return err

@@ -133,6 +133,12 @@ func TestReadScope(t *testing.T) {
 	s, path := newStore(t, Options{NoSync: true})
 	addRun(t, s, "a", "ra", "flat", 1)
 	addRun(t, s, "b", "rb", "flat", 1)
+	if err := s.PutDesigned(Experiment{Name: "a", Config: "strategy: flat\n"}, DesignRecord{Hash: "h", Text: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutLoad("ra", LoadSample{Event: "start", Load1: 1, CPUs: 2}); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range []string{"ra", "rb"} {
 		if err := s.CommitStep(id, StepRecord{Step: 0, Metrics: map[string]float64{"m": 1}, Groups: []record.Group{flatGroup(1, 2, 3)},
 			Checkpoint: []Blob{{Name: "state", Data: []byte("x")}}}); err != nil {
@@ -158,6 +164,12 @@ func TestReadScope(t *testing.T) {
 			defer r.Close()
 			if runs, err := r.Runs(""); err != nil || len(runs) != 2 {
 				t.Fatalf("runs %v %v, want both", runs, err)
+			}
+			if d, err := r.Design("a"); err != nil || d.Hash != "h" {
+				t.Errorf("design of a: %+v, %v; want it in every snapshot", d, err)
+			}
+			if l, err := r.Loads("ra"); err != nil || len(l) != 1 {
+				t.Errorf("loads of ra: %+v, %v; want them in every snapshot", l, err)
 			}
 			for i, id := range []string{"ra", "rb"} {
 				want := [][3]bool{tc.ra, tc.rb}[i]

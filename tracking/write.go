@@ -25,23 +25,26 @@ func (s *Store) PutExperiment(e Experiment) error {
 	if e.Name == "" {
 		return fmt.Errorf("put experiment: empty name")
 	}
-	return s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucketExperiments))
-		if old := b.Get([]byte(e.Name)); old != nil {
-			var prev Experiment
-			if err := decodeJSON([]byte(e.Name), old, &prev); err != nil {
-				return fmt.Errorf("experiment %q: decoding: %w", e.Name, err)
-			}
-			var err error
-			if e, err = mergeExperiment(tx, prev, e); err != nil {
-				return err
-			}
+	return s.update(func(tx *bolt.Tx) error { return putExperiment(tx, e) })
+}
+
+// putExperiment is PutExperiment in the transaction tx.
+func putExperiment(tx *bolt.Tx, e Experiment) error {
+	b := tx.Bucket([]byte(bucketExperiments))
+	if old := b.Get([]byte(e.Name)); old != nil {
+		var prev Experiment
+		if err := decodeJSON([]byte(e.Name), old, &prev); err != nil {
+			return fmt.Errorf("experiment %q: decoding: %w", e.Name, err)
 		}
-		if e.Created.IsZero() {
-			e.Created = time.Now().UTC()
+		var err error
+		if e, err = mergeExperiment(tx, prev, e); err != nil {
+			return err
 		}
-		return putJSON(b, e.Name, e)
-	})
+	}
+	if e.Created.IsZero() {
+		e.Created = time.Now().UTC()
+	}
+	return putJSON(b, e.Name, e)
 }
 
 // BeginRun registers a run and marks it running, or reopens an existing

@@ -184,6 +184,13 @@ ablate: {rollout.strategy: [flat, random_tree]}
 	if code != 0 || strings.Count(out, "finished") != 4 {
 		t.Fatalf("ls:\n%s", out)
 	}
+	// The design was recorded before the runs; its settings are disclosed.
+	code, out, e = rollout(t, "verdict", "cli", "--store", store)
+	for _, want := range []string{"## cli", "0 declared checks), recorded", "before its first run", "| `rollout.strategy` | flat | flat | random_tree |", "| `train.filter_groups` † | true | true | true |"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("verdict: exit %d, output lacks %q:\n%s%s", code, want, out, e)
+		}
+	}
 	// Reports on exact axes: every output names its axis; a point between
 	// token marks or beyond the runs is an error, not a clamp.
 	for _, tc := range []struct {

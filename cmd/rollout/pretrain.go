@@ -113,7 +113,7 @@ func newConfigCmd() *cobra.Command {
 	var sets []string
 	show := &cobra.Command{
 		Use:   "show CONFIG [--set key=value]...",
-		Short: "Print the fully resolved config of every variant, defaults filled in",
+		Short: "Print the fully resolved config of every variant, defaults filled in, and the design with its hash",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := loadConfig(args[0], sets)
@@ -129,7 +129,7 @@ func newConfigCmd() *cobra.Command {
 				}
 				fmt.Fprintf(out, "---\n# variant %s\n%s", v.Name, b)
 			}
-			return nil
+			return showDesign(out, f)
 		},
 	}
 	show.Flags().StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")

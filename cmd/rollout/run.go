@@ -54,7 +54,12 @@ SLURM_ARRAY_TASK_MIN, by SLURM_ARRAY_TASK_STEP, of SLURM_ARRAY_TASK_COUNT) or a 
 Indexed Job (JOB_COMPLETION_INDEX of --shards N, or of $ROLLOUT_SHARDS). With a shard,
 --store may name a directory (DIR/ is created if needed), which holds each shard in
 shard-I-of-N.db, or contain {shard} and {shards}, replaced by i and n; with --shard auto
-it must be one or the other. rollout merge folds the shards' stores into one.`,
+it must be one or the other. rollout merge folds the shards' stores into one.
+
+The machine's load average is recorded beside every run (at its start and end).
+--interleave runs the grid seed by seed instead of variant by variant: with as many
+workers as variants, the variants of a seed run side by side in one sitting, the only
+runs whose wall times a report's verdict may compare.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a.config = args[0]
@@ -67,6 +72,7 @@ it must be one or the other. rollout merge folds the shards' stores into one.`,
 	cmd.Flags().StringVar(&a.shard.shard, "shard", "", "run only slice i/n of the variant × seed grid; auto: i/n from Slurm's or Kubernetes' variables")
 	cmd.Flags().IntVar(&a.shard.shards, "shards", 0, "with --shard auto: the number of shards (else $ROLLOUT_SHARDS; Slurm says it itself)")
 	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: one per CPU)")
+	cmd.Flags().BoolVar(&a.interleave, "interleave", false, "run the grid seed by seed, so that with as many workers as variants they run side by side (wall times comparable)")
 	return cmd
 }
 
@@ -77,6 +83,7 @@ type runArgs struct {
 	store, cache string
 	shard        shardFlags
 	workers      int
+	interleave   bool
 }
 
 // runExperiment is rollout run: it runs the config into the store under
@@ -121,12 +128,13 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	defer stop()
 	view := newRunView(pr, shardSize(len(f.Runs()), sh.Shard))
 	sum, runErr := runner.Run(ctx, f, st, runner.Options{
-		Workers: a.workers, Shard: sh.Shard, CacheDir: dir, Version: tracking.BuildVersion(), Progress: view,
+		Workers: a.workers, Shard: sh.Shard, CacheDir: dir, Version: tracking.BuildVersion(), Progress: view, Interleave: a.interleave,
 	})
 	view.finish()
 	pr.wait()
 	var conflict *tracking.ConfigConflictError
-	if errors.As(runErr, &conflict) {
+	var designConflict *tracking.DesignConflictError
+	if errors.As(runErr, &conflict) || errors.As(runErr, &designConflict) {
 		return usageError{fmt.Errorf("%w in %s: nothing was run; give the config a new name: to make a new experiment, or use another --store", runErr, st.Path())}
 	}
 	out := cmd.OutOrStdout()
@@ -265,6 +273,9 @@ func rerunCommand(cmd *cobra.Command, a runArgs) string {
 	flag("workers", strconv.Itoa(a.workers))
 	flag("shard", a.shard.shard)
 	flag("shards", strconv.Itoa(a.shard.shards))
+	if a.interleave {
+		words = append(words, "--interleave")
+	}
 	for i, w := range words[1:] {
 		words[i+1] = shellQuote(w)
 	}

@@ -96,6 +96,7 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 		if files[i], err = loadConfig(r.Config(), nil); err != nil {
 			return fmt.Errorf("report %s: %w (run rollout suite from the repository's root)", r.Name, err)
 		}
+		files[i].Design = r.Declared(files[i].Design)
 	}
 	dir, err := cacheDir(a.cache)
 	if err != nil {
@@ -200,7 +201,8 @@ func suiteRun(ctx context.Context, pr *progress, f *config.File, st *tracking.St
 	view.finish()
 	pr.wait()
 	var conflict *tracking.ConfigConflictError
-	if errors.As(err, &conflict) {
+	var designConflict *tracking.DesignConflictError
+	if errors.As(err, &conflict) || errors.As(err, &designConflict) {
 		return usageError{fmt.Errorf("%w in %s: the config changed since its runs were made; use another --store", err, st.Path())}
 	}
 	if err != nil {

@@ -20,6 +20,13 @@
 // configuration and seed, so reruns and shards of the same grid find each
 // other in a store.
 //
+// The key design: declares the checks the experiment's reports test, the
+// premises they rest on, α, the power to plan for and the correction for
+// multiplicity (see package design); it is not part of a run's
+// configuration (run ids do not depend on it) but of the experiment's
+// resolved design (File.DesignRecord), which rollout run records with its
+// hash before the first run.
+//
 // # Errors
 //
 // Every error is an *Error naming where the offending value was written:
@@ -81,6 +88,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
@@ -184,6 +192,9 @@ type File struct {
 	Baseline string
 	// Text is the file's content, kept with the experiment in a store.
 	Text string
+	// Design is the file's design: key, its declared checks (see package
+	// design); design.Default when it has none.
+	Design design.Design
 }
 
 // Runs lists every variant × seed, variants first.
@@ -239,6 +250,7 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 	ablateNode := take(base.root, "ablate")
 	variantsNode := take(base.root, "variants")
 	baselineNode := take(base.root, "baseline")
+	designNode := take(base.root, "design")
 	if f.Seeds, err = base.seeds(seedsNode); err != nil {
 		return nil, err
 	}
@@ -271,6 +283,9 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 		return nil, err
 	}
 	if err := f.setBaseline(base, baselineNode); err != nil {
+		return nil, err
+	}
+	if f.Design, err = base.parseDesign(designNode, f); err != nil {
 		return nil, err
 	}
 	return f, nil

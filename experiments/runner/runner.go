@@ -13,14 +13,20 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
@@ -43,6 +49,12 @@ type Options struct {
 	Version string
 	// Progress receives progress events; nil ignores them.
 	Progress Progress
+	// Interleave runs the grid seed by seed (every variant of a seed, then
+	// the next seed) instead of variant by variant, so that with as many
+	// workers as variants the variants of a seed run side by side in one
+	// sitting: their wall times, with the load recorded beside every run,
+	// can then be compared.
+	Interleave bool
 }
 
 // Shard is the slice i/n of a grid.
@@ -178,7 +190,19 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		exp.Variants = append(exp.Variants, v.Name)
 		exp.Configs[v.Name] = string(text)
 	}
-	if err := store.PutExperiment(exp); err != nil {
+	// The whole resolved design (variants, seeds, baseline, declared
+	// checks) is recorded with its hash in the same transaction, before any
+	// run: a designed experiment's other designs are refused (a
+	// *tracking.DesignConflictError).
+	rec, err := f.DesignRecord()
+	if err != nil {
+		return Summary{}, err
+	}
+	text, err := rec.Text()
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := store.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(f.Design.Checks), Canonical: config.CanonicalDesign}); err != nil {
 		return Summary{}, err
 	}
 	var runs []config.Run
@@ -186,6 +210,11 @@ func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Option
 		if i%opts.Shard.Count == opts.Shard.Index {
 			runs = append(runs, r)
 		}
+	}
+	if opts.Interleave {
+		slices.SortStableFunc(runs, func(a, b config.Run) int {
+			return cmp.Compare(slices.Index(f.Seeds, a.Seed), slices.Index(f.Seeds, b.Seed))
+		})
 	}
 	sh, err := prepare(ctx, runs, opts)
 	if err != nil {
@@ -290,6 +319,24 @@ func runAll(ctx context.Context, runs []config.Run, experiment string, sh shared
 	return sum, firstErr
 }
 
+// recordLoad records the machine's 1-minute load average beside a run
+// (tracking.LoadSample), where the system gives it (/proc/loadavg).
+func recordLoad(store *tracking.Store, id, event string) error {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil // no load on this system: wall times stay unusable for verdicts
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return nil
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return nil
+	}
+	return store.PutLoad(id, tracking.LoadSample{At: time.Now().UTC(), Event: event, Load1: load, CPUs: runtime.NumCPU()})
+}
+
 // runOne runs (or resumes, or skips) one run and records how it ended.
 // Steps are computed without ctx, so that a step in flight when ctx is
 // cancelled commits; ctx is checked between steps.
@@ -317,6 +364,10 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		res.Outcome = Skipped
 		return res
 	}
+	if err := recordLoad(store, r.ID, "start"); err != nil {
+		res.Outcome, res.Err = Failed, err
+		return res
+	}
 	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed}
 	res.Outcome, res.Err = j.run(ctx, rec.LastStep, baseDir, rewardDir)
 	res.Step, res.Resumed = j.lastStep, j.resumed
@@ -331,6 +382,10 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		status = tracking.StatusStopped
 	case Failed:
 		status, msg = tracking.StatusFailed, res.Err.Error()
+	}
+	if err := recordLoad(store, r.ID, "end"); err != nil {
+		res.Outcome, res.Err = Failed, errors.Join(res.Err, err)
+		status, msg = tracking.StatusFailed, err.Error()
 	}
 	if err := store.EndRun(r.ID, status, msg); err != nil {
 		res.Outcome, res.Err = Failed, errors.Join(res.Err, err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
@@ -709,5 +710,91 @@ func TestEvaluationsMatchFreshOnes(t *testing.T) {
 	}
 	if evaluated != 3 {
 		t.Fatalf("%d evaluations recorded, want 3 (steps 0, 2 and 3)", evaluated)
+	}
+}
+
+// Run records the whole resolved design before any run; a designed
+// experiment's changed design (a check's margin, more seeds) is refused
+// before anything is written.
+func TestDesignRecordedAndFixed(t *testing.T) {
+	dir := t.TempDir()
+	testConfig(t, dir, 1)
+	check := `design={checks: [{name: c, variant: "a,strategy=entropy_tree", metric: eval/acc, at: final, want: higher, margin: %s}]}`
+	load := func(overrides ...string) *config.File {
+		t.Helper()
+		g, err := config.Load(filepath.Join(dir, "c.yaml"), overrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // record only
+	f := load(fmt.Sprintf(check, "0.01"))
+	if _, err := Run(ctx, f, st, Options{CacheDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Design("tiny-test")
+	if err != nil || rec.Checks != 1 || !strings.Contains(rec.Text, `"margin": 0.01`) {
+		t.Fatalf("recorded design %+v, %v", rec, err)
+	}
+	want, _ := f.DesignRecord()
+	if text, _ := want.Text(); rec.Text != text || rec.Hash != design.Hash(text) {
+		t.Errorf("recorded text or hash is not the config's resolved design")
+	}
+	for _, tc := range []struct {
+		o    []string
+		want string
+	}{
+		{[]string{fmt.Sprintf(check, "0.02")}, "design.checks[0].margin is 0.01 in the store, 0.02 now"},
+		{[]string{fmt.Sprintf(check, "0.01"), "seeds=[1, 2, 3]"}, "seeds[2] is (absent) in the store, 3 now"},
+		{[]string{fmt.Sprintf(check, "0.01"), "train.total_tokens=3000"}, "variants[0].config.train.total_tokens is 0 in the store, 3000 now"},
+	} {
+		o := tc.o
+		_, err := Run(ctx, load(o...), st, Options{CacheDir: t.TempDir()})
+		var conflict *tracking.DesignConflictError
+		if !errors.As(err, &conflict) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a *tracking.DesignConflictError saying %q", o, err, tc.want)
+		}
+		if after, _ := st.Design("tiny-test"); after.Hash != rec.Hash || after.Text != rec.Text || !after.Recorded.Equal(rec.Recorded) {
+			t.Errorf("%v: a refused design changed the record", o)
+		}
+	}
+}
+
+// Every run records the machine's load beside it (start and end); with
+// Interleave the grid runs seed by seed.
+func TestLoadsAndInterleave(t *testing.T) {
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		t.Skip("no /proc/loadavg")
+	}
+	dir := t.TempDir()
+	f := testConfig(t, dir, 1)
+	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sum, err := Run(context.Background(), f, st, Options{Workers: 1, CacheDir: t.TempDir(), Interleave: true})
+	if err != nil || sum.Finished != 4 {
+		t.Fatalf("run: %+v, %v", sum, err)
+	}
+	runs, _ := st.Runs("tiny-test")
+	slices.SortFunc(runs, func(a, b tracking.Run) int { return a.Start.Compare(b.Start) })
+	var seeds []int64
+	for _, r := range runs {
+		seeds = append(seeds, r.Seed)
+		loads, err := st.Loads(r.ID)
+		if err != nil || len(loads) != 2 || loads[0].Event != "start" || loads[1].Event != "end" || loads[0].CPUs < 1 || loads[1].At.Before(loads[0].At) {
+			t.Errorf("run %s: loads %+v, %v; want a start and an end sample", r.ID, loads, err)
+		}
+	}
+	if !slices.Equal(seeds, []int64{1, 1, 2, 2}) {
+		t.Errorf("interleaved runs started in seed order %v, want 1 1 2 2", seeds)
 	}
 }

@@ -5,6 +5,18 @@
 // recipe) with an experiment config, a baseline and checks whose verdict
 // is computed from the numbers in a store.
 //
+// A check is confirmatory when the design its experiment recorded before
+// its runs declares it (package design; rollout suite declares a report's
+// checks in a config that declares none), exploratory otherwise, in its
+// row and in a verdict no confirmatory check decides. Holm's correction
+// runs over each report's primary family; a check resting on a premise
+// the test bed does not meet is "not testable here", as is a check on
+// wall time unless every seed's runs ran side by side in one sitting with
+// the load recorded beside them (rollout run --interleave). Every report shows its design record, every variant's
+// disclosed settings (config.Disclose) and the planned beside the achieved
+// MDE. Plan plans seeds from a pilot; WriteVerdicts applies the same rules
+// to any experiments and pools them across base policies.
+//
 // A Report names its config (experiments/configs/econ/NAME.yaml), the
 // claim and its source, the tables (each read from the store through
 // tracking/report at one point of every run, or as per-run means over the
@@ -25,6 +37,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
 	"github.com/rollout-rl/rollout/tracking/report/stats"
@@ -47,8 +60,15 @@ type Report struct {
 	Design string
 	// Tables are the report's tables, in order.
 	Tables []Table
-	// Checks decide the verdict.
+	// Checks are the report's checks. Those declared in the design the
+	// experiment recorded before its runs are confirmatory and decide the
+	// verdict; the others are computed as exploratory. rollout suite
+	// declares them in the design of a config that declares none.
 	Checks []Check
+	// Premises state premises the report's checks rest on (design.Check's
+	// Premise), and with Unmet that the test bed does not meet them; they
+	// replace the recorded design's premises of the same name.
+	Premises []design.Premise
 	// Plots are drawn into the report's directory.
 	Plots []Plot
 	// AnswerTime, when set, measures the experiment's policies at answer
@@ -77,46 +97,26 @@ type Table struct {
 	Metrics []string
 }
 
-// Direction is what a check expects of a variant against the baseline.
-type Direction string
+// Direction is what a check expects of a variant against the baseline
+// (see package design).
+type Direction = design.Direction
 
 // The directions a check can test.
 const (
-	// Higher: the variant's value is above the baseline's.
-	Higher Direction = "higher"
-	// Lower: the variant's value is below the baseline's.
-	Lower Direction = "lower"
-	// NotWorse: the variant's value is not below the baseline's by more
-	// than the margin (non-inferiority, higher is better).
-	NotWorse Direction = "not worse"
-	// NotHigher: the variant's value is not above the baseline's by more
-	// than the margin (a cost that must not grow).
-	NotHigher Direction = "not higher"
+	Higher    = design.Higher
+	Lower     = design.Lower
+	NotWorse  = design.NotWorse
+	NotHigher = design.NotHigher
 )
 
 // Check is one comparison of a variant with the baseline that the claim
-// implies.
-type Check struct {
-	Variant string
-	Metric  string
-	// At is as Table.At.
-	At   string
-	Want Direction
-	// Margin is the smallest difference that matters, in the metric's
-	// units: NotWorse holds when the 95% interval of the difference lies
-	// above −Margin; Higher does not hold when it lies below +Margin.
-	Margin float64
-	// Baseline is the variant compared with; empty means the
-	// experiment's baseline.
-	Baseline string
-	// Constant, when Versus is set, replaces the baseline: the variant's
-	// values are tested against this number (a one-sample t-test).
-	Constant float64
-	Versus   bool
-}
+// implies (see design.Check). A report's checks declared in the design
+// its experiment recorded before its runs are confirmatory; the others
+// are exploratory.
+type Check = design.Check
 
 // against names what the check compares with.
-func (c Check) against(baseline string) string {
+func against(c Check, baseline string) string {
 	switch {
 	case c.Versus:
 		return fmt.Sprintf("%g", c.Constant)
@@ -134,6 +134,10 @@ const (
 	Holds        Verdict = "holds"
 	DoesNotHold  Verdict = "does not hold"
 	Inconclusive Verdict = "inconclusive"
+	// NotTestable: the test bed does not meet a premise the claim rests
+	// on (Outcome.Premise names it); the numbers are reported, the
+	// verdict is not drawn from them.
+	NotTestable Verdict = "not testable here"
 )
 
 // Outcome is a check evaluated on a store.
@@ -149,14 +153,41 @@ type Outcome struct {
 	// α = 0.05 (two-sided): (t_{0.975,df} + t_{0.8,df}) · StdErr.
 	MDE     float64
 	Verdict Verdict
+	// Exploratory is set for a check not declared in the design recorded
+	// before the runs it reads; Why says why.
+	Exploratory bool
+	Why         string
+	// Premise, for a verdict not testable here, names the premise the test
+	// bed does not meet and why.
+	Premise string
+	// PHolds is the two-sided p-value of the test that decides "holds":
+	// the difference against 0 (higher, lower) or against the margin (not
+	// worse, not higher), so that PHolds < α exactly when the interval
+	// lies on the claimed side. AdjP is PHolds after the correction over
+	// the report's primary family (PHolds itself outside it).
+	PHolds, AdjP float64
+	// Corrected is set when AdjP comes from a correction over a family of
+	// more than one test.
+	Corrected bool
+	// PlannedMDE is the MDE the design planned (from the check's pilot SD
+	// and the planned seeds); NaN when it planned none.
+	PlannedMDE float64
+	// Load, for a check on wall time that decides its verdict (its runs
+	// interleaved in one sitting), gives the load recorded beside them.
+	Load string
 }
 
-// mde is the minimum detectable effect of a paired test.
-func mde(t stats.TestResult) float64 {
+// mde is the minimum detectable effect of a paired test at 80% power and
+// α = 0.05.
+func mde(t stats.TestResult) float64 { return mdeAt(t, 0.05, 0.8) }
+
+// mdeAt is the minimum detectable effect of a paired test at the given
+// level and power: (t_{1−α/2, df} + t_{power, df}) · SE.
+func mdeAt(t stats.TestResult, alpha, power float64) float64 {
 	if t.DF <= 0 {
 		return math.Inf(1)
 	}
-	return (stats.TQuantile(0.975, t.DF) + stats.TQuantile(0.8, t.DF)) * t.StdErr
+	return (stats.TQuantile(1-alpha/2, t.DF) + stats.TQuantile(power, t.DF)) * t.StdErr
 }
 
 // decide applies the check's direction to the 95% interval [lo, hi] of
@@ -195,22 +226,48 @@ func decide(want Direction, margin, lo, hi float64) Verdict {
 	return Inconclusive
 }
 
-// Overall is a report's verdict from its checks' outcomes: holds when
-// every check holds, does not hold when one does not, else inconclusive.
+// Overall is a report's verdict from its checks' outcomes: the
+// confirmatory checks of the primary family decide it when there are any
+// (else every check does, and the verdict is exploratory): does not hold
+// when one does not, holds when every testable one holds, not testable
+// here when none is testable, else inconclusive.
 func Overall(outs []Outcome) Verdict {
-	v := Holds
+	v, _ := overall(outs)
+	return v
+}
+
+// overall is Overall, and whether the verdict is exploratory (no
+// confirmatory primary check decided it).
+func overall(outs []Outcome) (Verdict, bool) {
+	var deciding []Outcome
 	for _, o := range outs {
+		if !o.Exploratory && o.InFamily() == design.Primary {
+			deciding = append(deciding, o)
+		}
+	}
+	exploratory := len(deciding) == 0
+	if exploratory {
+		deciding = outs
+	}
+	v, testable := Holds, 0
+	for _, o := range deciding {
 		switch o.Verdict {
 		case DoesNotHold:
-			return DoesNotHold
+			return DoesNotHold, exploratory
 		case Inconclusive:
 			v = Inconclusive
 		}
+		if o.Verdict != NotTestable {
+			testable++
+		}
 	}
-	if len(outs) == 0 {
-		return Inconclusive
+	switch {
+	case len(deciding) == 0:
+		return Inconclusive, exploratory
+	case testable == 0:
+		return NotTestable, exploratory
 	}
-	return v
+	return v, exploratory
 }
 
 // Evaluate computes a check on the store: the variant's and the baseline's
@@ -233,7 +290,7 @@ func Evaluate(src report.Source, experiment, baseline string, c Check, opts repo
 	if a == nil || b == nil {
 		return Outcome{}, fmt.Errorf("suite: check %s %s: experiment %s has no variant %q or %q", c.Metric, c.At, experiment, c.Variant, baseline)
 	}
-	return compare(c, c.against(baseline), a, b)
+	return compare(c, against(c, baseline), a, b)
 }
 
 // compare tests a check's values a (the variant's) against b (what it is
@@ -253,7 +310,8 @@ func compare(c Check, against string, a, b map[int64]float64) (Outcome, error) {
 	if t.StdErr == 0 || math.IsNaN(lo) || math.IsNaN(hi) {
 		lo, hi = t.Diff, t.Diff
 	}
-	return Outcome{Check: c, Against: against, Test: t, MDE: mde(t), Verdict: decide(c.Want, c.Margin, lo, hi)}, nil
+	return Outcome{Check: c, Against: against, Test: t, MDE: mde(t), Verdict: decide(c.Want, c.Margin, lo, hi),
+		PHolds: pHolds(c, t), AdjP: pHolds(c, t), PlannedMDE: math.NaN()}, nil
 }
 
 // Values returns each variant's value of metric per seed at a point of

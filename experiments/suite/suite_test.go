@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
 )
@@ -57,6 +59,12 @@ func TestOverall(t *testing.T) {
 		{o(Holds, Holds), Holds},
 		{o(Holds, Inconclusive), Inconclusive},
 		{o(Inconclusive, DoesNotHold, Holds), DoesNotHold},
+		{o(NotTestable, Holds), Holds},
+		{o(NotTestable, NotTestable), NotTestable},
+		{o(NotTestable, Inconclusive), Inconclusive},
+		// A confirmatory primary check decides; exploratory and secondary
+		// ones do not.
+		{[]Outcome{{Verdict: Holds}, {Verdict: DoesNotHold, Exploratory: true}, {Verdict: Inconclusive, Check: Check{Family: design.Secondary}}}, Holds},
 		{nil, Inconclusive},
 	} {
 		if got := Overall(tc.outs); got != tc.want {
@@ -109,6 +117,20 @@ func TestReportsAreComplete(t *testing.T) {
 				t.Errorf("report %s: check on variant %q, which its config does not have", r.Name, v)
 			}
 		}
+		// The checks rollout suite declares make a valid design.
+		f, err := config.Load(filepath.Join("..", "..", r.Config()), nil)
+		if err != nil {
+			t.Errorf("report %s: %v", r.Name, err)
+			continue
+		}
+		var names []string
+		for _, v := range f.Variants {
+			names = append(names, v.Name)
+		}
+		d := r.Declared(f.Design)
+		if err := d.Validate(names, func(at string) error { _, err := report.ParseAt(at); return err }); err != nil {
+			t.Errorf("report %s: its checks are not a valid design: %v", r.Name, err)
+		}
 	}
 	for _, name := range Priority() {
 		if _, ok := Find(name); !ok {
@@ -125,19 +147,67 @@ func TestReportsAreComplete(t *testing.T) {
 // gain, and its per-step cost is the baseline's minus one.
 func fakeStore(t *testing.T, gains []float64) *tracking.Store {
 	t.Helper()
+	return fakeDesigned(t, gains, nil, time.Unix(0, 0))
+}
+
+// fakeConfigs are the resolved configs of fakeStore's variants: the
+// defaults on two-digit addition, v with another learning rate.
+func fakeConfigs(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, v := range []string{"base", "v"} {
+		cfg := config.Defaults()
+		cfg.Task = config.Task{Name: "add", Params: map[string]int{"digits": 2}}
+		if v == "v" {
+			cfg.Train.LR = 3e-4
+		}
+		text, err := config.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v] = string(text)
+	}
+	return out
+}
+
+// fakeDesigned is fakeStore with the experiment recorded with design d
+// (none when nil) and its runs started at start (zero: when they begin).
+func fakeDesigned(t *testing.T, gains []float64, d *design.Design, start time.Time) *tracking.Store {
+	t.Helper()
 	st, err := tracking.Open(filepath.Join(t.TempDir(), "s.db"), tracking.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if err := st.PutExperiment(tracking.Experiment{Name: "econ_x", Config: "x", Variants: []string{"base", "v"}, Baseline: "base"}); err != nil {
+	fakeInto(t, st, "econ_x", gains, d, start)
+	return st
+}
+
+// fakeInto writes fakeDesigned's experiment into st under name.
+func fakeInto(t *testing.T, st *tracking.Store, name string, gains []float64, d *design.Design, start time.Time) {
+	t.Helper()
+	var err error
+	configs := fakeConfigs(t)
+	exp := tracking.Experiment{Name: name, Config: "x", Variants: []string{"base", "v"}, Baseline: "base", Configs: configs}
+	if d == nil {
+		err = st.PutExperiment(exp)
+	} else {
+		rec := design.Record{Experiment: name, Baseline: "base", Seeds: []uint64{1, 2, 3, 4, 5}, Design: *d,
+			Variants: []design.Variant{{Name: "base", Config: configs["base"]}, {Name: "v", Config: configs["v"]}}}
+		text, _ := rec.Text()
+		err = st.PutDesigned(exp, tracking.DesignRecord{Hash: design.Hash(text), Text: text, Checks: len(d.Checks)})
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i, g := range gains {
 		seed := int64(i + 1)
 		for _, variant := range []string{"base", "v"} {
 			id := fmt.Sprintf("%s%d", variant, seed)
-			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: "econ_x", Variant: variant, Seed: seed, Config: variant, Version: "test", Start: time.Unix(0, 0)}); err != nil {
+			if name != "econ_x" {
+				id = name + "-" + id
+			}
+			if _, err := st.BeginRun(tracking.Run{ID: id, Experiment: name, Variant: variant, Seed: seed, Config: configs[variant], Version: "test", Start: start}); err != nil {
 				t.Fatal(err)
 			}
 			acc, cost := 0.5+0.01*float64(seed), 10.0+float64(seed)
@@ -155,7 +225,6 @@ func fakeStore(t *testing.T, gains []float64) *tracking.Store {
 			}
 		}
 	}
-	return st
 }
 
 // Checks read the store: a consistent gain holds, a gain within noise is
@@ -202,17 +271,20 @@ func TestRenderAndIndex(t *testing.T) {
 	if err != nil || v != Holds {
 		t.Fatalf("write: %v %v", v, err)
 	}
+	// No design recorded: the check and the verdict are exploratory.
 	raw, err := os.ReadFile(filepath.Join(dir, "x.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	md := string(raw)
-	for _, want := range []string{"**Verdict: holds.**", "v beats base", "## final", "## cost", "rollout suite DIR --only x", "Written by commit abc on m", "| v | base | eval/acc | final | higher |"} {
+	for _, want := range []string{"**Verdict (exploratory): holds.**", "v beats base", "## final", "## cost", "rollout suite DIR --only x", "Written by commit abc on m",
+		"| v eval/acc final | exploratory | v | base | eval/acc | final | higher |", "**holds** (exploratory)", "No design was recorded",
+		"| `train.lr` | 0.0001 | 0.0001 | 0.0003 |", "| `train.filter_groups` † | true | true | true |", "| `task.params.digits` | — | 2 | 2 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	if got, _, ok := ReadVerdict(md); !ok || got != Holds {
+	if got, _, ok := ReadVerdict(md); !ok || got != "holds (exploratory)" {
 		t.Errorf("verdict read back: %q %v", got, ok)
 	}
 	if w, ok := ReadWall(md); !ok || w <= 0 { // the fake runs start in 1970 and end now
@@ -228,7 +300,7 @@ func TestRenderAndIndex(t *testing.T) {
 	}
 	raw, _ = os.ReadFile(index)
 	idx := string(raw)
-	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds** |") ||
+	if strings.Count(idx, indexBegin) != 1 || !strings.HasPrefix(idx, "# Results\n\nkept\n") || !strings.Contains(idx, "| 2 | [X](x.md) | v beats base | **holds (exploratory)** |") ||
 		!strings.Contains(idx, "not generated yet (`rollout suite DIR --only recipe`, about 3 min") || !strings.Contains(idx, "The 1 reports written took") {
 		t.Errorf("index:\n%s", idx)
 	}

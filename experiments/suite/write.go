@@ -83,30 +83,27 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 	if err != nil {
 		return "", err
 	}
-	var outs []Outcome
-	for _, c := range r.Checks {
-		o, err := Evaluate(st, exp.Name, exp.Baseline, c, meta.Options)
-		if err != nil {
-			return "", err
-		}
-		outs = append(outs, o)
+	outs, d, answer, err := evaluateReport(st, r, exp, runs, meta)
+	if err != nil {
+		return "", err
 	}
-	var answer *answerSection
-	if r.AnswerTime != nil {
-		if answer, err = measureAnswerSection(r.AnswerTime, runs, meta.Measure); err != nil {
-			return "", fmt.Errorf("suite: report %s: %w", r.Name, err)
-		}
-		outs = append(outs, answer.checks...)
-	}
-	verdict := Overall(outs)
+	verdict, exploratory := overall(outs)
 	p := &printer{w: w}
 	p.f("# %d. %s\n\n", r.Number, r.Title)
-	p.f("%s%s | %s -->\n%s%.0f -->\n\n", verdictPrefix, verdict, summary(outs), wallPrefix, span(runs).Seconds())
+	p.f("%s%s | %s -->\n%s%.0f -->\n\n", verdictPrefix, verdictLabel(verdict, exploratory), summary(outs), wallPrefix, span(runs).Seconds())
 	p.f("**Claim** (%s): %s\n\n", r.Source, r.Claim)
-	p.f("**Verdict: %s.** %s\n\n", verdict, verdictSentence(verdict, outs))
+	if exploratory {
+		p.f("**Verdict (exploratory): %s.** No confirmatory primary check decides it: the checks were not declared in a design recorded before the runs. %s\n\n", verdict, verdictSentence(verdict, outs))
+	} else {
+		p.f("**Verdict: %s.** %s\n\n", verdict, verdictSentence(verdict, outs))
+	}
 	cfgLink := configLink(dir, r.Config())
 	p.f("## Design\n\n%s\n\nConfig: [`%s`](%s) (experiment `%s`, baseline `%s`, variants %s; %d runs over seeds %s).\n\n",
 		strings.TrimSpace(r.Design), r.Config(), filepath.ToSlash(cfgLink), exp.Name, exp.Baseline, quoteAll(exp.Variants), len(runs), seedList(runs))
+	writeDesignRecord(p, d, outs)
+	if err := writeSettings(p, exp, runs); err != nil {
+		return "", err
+	}
 	writeChecks(p, outs, exp.Baseline)
 	for _, t := range r.Tables {
 		if err := writeTable(p, st, exp, t, meta.Options); err != nil {
@@ -149,6 +146,37 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 	return verdict, p.err
 }
 
+// evaluateReport computes a report's checks on the store: the recorded
+// design's declared checks and the report's own (and its answer-time
+// checks), each classified confirmatory or exploratory, premises applied
+// and the primary family corrected.
+func evaluateReport(st *tracking.Store, r Report, exp tracking.Experiment, runs []tracking.Run, meta Meta) ([]Outcome, designed, *answerSection, error) {
+	d, err := loadDesign(st, exp.Name, runs, r)
+	if err != nil {
+		return nil, d, nil, err
+	}
+	var outs []Outcome
+	for _, c := range d.checks(r) {
+		o, err := Evaluate(st, exp.Name, exp.Baseline, c, meta.Options)
+		if err != nil {
+			return nil, d, nil, err
+		}
+		outs = append(outs, o)
+	}
+	var answer *answerSection
+	if r.AnswerTime != nil {
+		if answer, err = measureAnswerSection(r.AnswerTime, runs, meta.Measure); err != nil {
+			return nil, d, nil, fmt.Errorf("suite: report %s: %w", r.Name, err)
+		}
+		outs = append(outs, answer.checks...)
+	}
+	for i := range outs {
+		d.classify(&outs[i], runs)
+	}
+	d.correct(outs)
+	return outs, d, answer, nil
+}
+
 // configLink is the path of config (relative to the working directory)
 // from dir, for a markdown link.
 func configLink(dir, config string) string {
@@ -167,7 +195,12 @@ func configLink(dir, config string) string {
 // experimentOf reads the report's experiment and its runs, which must all
 // have finished.
 func experimentOf(st *tracking.Store, r Report) (tracking.Experiment, []tracking.Run, error) {
-	name := "econ_" + r.Name
+	return finishedExperiment(st, "econ_"+r.Name, r)
+}
+
+// finishedExperiment reads an experiment and its runs, which must all
+// have finished; r names the report in errors.
+func finishedExperiment(st *tracking.Store, name string, r Report) (tracking.Experiment, []tracking.Run, error) {
 	exp, err := st.Experiment(name)
 	if err != nil {
 		return exp, nil, fmt.Errorf("suite: report %s: %w", r.Name, err)
@@ -218,23 +251,53 @@ func seedList(runs []tracking.Run) string {
 	return strings.Trim(fmt.Sprint(seeds), "[]")
 }
 
+// verdictLabel is a verdict as the index shows it: "(exploratory)" after
+// one no confirmatory check decided.
+func verdictLabel(v Verdict, exploratory bool) string {
+	if exploratory {
+		return string(v) + " (exploratory)"
+	}
+	return string(v)
+}
+
+// kind says whether an outcome is confirmatory (with its family) or
+// exploratory.
+func kind(o Outcome) string {
+	if o.Exploratory {
+		return "exploratory"
+	}
+	return "confirmatory, " + string(o.InFamily())
+}
+
 // summary is the one-line account of the checks for the index.
 func summary(outs []Outcome) string {
 	var parts []string
 	for _, o := range outs {
-		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s (%s): %+.3g [%+.3g, %+.3g], MDE %.2g: %s",
-			o.Variant, o.Against, o.Metric, o.Want, atText(o.At, o.Metric), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, o.Verdict))
+		adj := ""
+		if o.Corrected {
+			adj = fmt.Sprintf(", Holm p %.2g", o.AdjP)
+		}
+		parts = append(parts, fmt.Sprintf("%s vs %s, %s %s (%s): %+.3g [%+.3g, %+.3g], MDE %.2g%s: %s (%s)",
+			o.Variant, o.Against, o.Metric, o.Want, atText(o.At, o.Metric), o.Test.Diff, o.Test.Lo, o.Test.Hi, o.MDE, adj, o.Verdict, kind(o)))
 	}
 	return strings.Join(parts, "; ")
 }
 
-// verdictSentence explains the verdict from the checks.
+// verdictSentence explains the verdict from the checks that decide it.
 func verdictSentence(v Verdict, outs []Outcome) string {
 	switch v {
 	case Holds:
-		return "Every check below holds: its 95% interval lies on the claimed side."
+		return "Every check that decides it holds: its interval lies on the claimed side (after the correction, for the primary family)."
 	case DoesNotHold:
-		return "At least one check below does not hold: its 95% interval lies on the other side."
+		return "At least one check that decides it does not hold: its 95% interval lies on the other side."
+	case NotTestable:
+		var why []string
+		for _, o := range outs {
+			if o.Premise != "" && !slices.Contains(why, o.Premise) {
+				why = append(why, o.Premise)
+			}
+		}
+		return "This test bed cannot answer the claim: " + strings.Join(why, "; ") + "."
 	}
 	var m []string
 	for _, o := range outs {
@@ -242,18 +305,43 @@ func verdictSentence(v Verdict, outs []Outcome) string {
 			m = append(m, fmt.Sprintf("%s %s at %s (MDE %.3g)", o.Variant, o.Metric, o.At, o.MDE))
 		}
 	}
-	return "The design cannot decide: " + strings.Join(m, ", ") + " — differences smaller than the minimum detectable effect (80% power, α = 0.05) may exist."
+	return "The design cannot decide: " + strings.Join(m, ", ") + " — differences smaller than the minimum detectable effect (80% power, α = 0.05) may exist, or the correction for multiplicity leaves a difference short of significance."
 }
 
 // writeChecks writes the checks' table.
 func writeChecks(p *printer, outs []Outcome, baseline string) {
-	p.f("## Checks\n\nEach check compares a variant with the baseline (`%s` unless the row names another variant, or a number: a one-sample test) over their shared seeds: paired t-test, difference = variant − baseline, 95%% interval; MDE: the difference the design detects with 80%% power at α = 0.05, (t₀.₉₇₅ + t₀.₈)·SE. A claim \"higher\" holds when the interval lies above 0 and does not hold when it lies below the margin; \"not worse\" holds when it lies above −margin and does not hold when it lies below 0 (\"lower\" and \"not higher\" mirror them); otherwise the check is inconclusive.\n\n", baseline)
-	p.f("| variant | against | metric | at | claim | margin | difference | 95%% CI | p | MDE | verdict |\n|---|---|---|---|---|--:|--:|--:|--:|--:|---|\n")
+	p.f("## Checks\n\nEach check compares a variant with the baseline (`%s` unless the row names another variant, or a number: a one-sample test) over their shared seeds: paired t-test, difference = variant − baseline, 95%% interval; p: the test that decides \"holds\" (the difference against 0, or against the margin for \"not worse\" and \"not higher\"), and after the correction over the primary family where one applies; MDE: the difference the design detects with 80%% power at α = 0.05 (or the design's own power and α), (t₀.₉₇₅ + t₀.₈)·SE, achieved from these runs and planned from the pilot SD the design declared, (t₀.₉₇₅ + t₀.₈)·σ_d/√n over its n seeds. A claim \"higher\" holds when the interval lies above 0 and does not hold when it lies below the margin; \"not worse\" holds when it lies above −margin and does not hold when it lies below 0 (\"lower\" and \"not higher\" mirror them); otherwise the check is inconclusive. A check whose premise the test bed does not meet is *not testable here*. Confirmatory checks were declared in the design recorded before their runs; the others are exploratory.\n\n", baseline)
+	p.f("| check | kind | variant | against | metric | at | direction | margin | difference | 95%% CI | p | corrected p | planned MDE | achieved MDE | verdict |\n|---|---|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	var notes []string
 	for _, o := range outs {
-		p.f("| %s | %s | %s | %s | %s | %.3g | %+.4g | %+.4g to %+.4g | %.3g | %.3g | **%s** |\n",
-			o.Variant, o.Against, o.Metric, atText(o.At, o.Metric), o.Want, o.Margin, o.Test.Diff, o.Test.Lo, o.Test.Hi, o.Test.P, o.MDE, o.Verdict)
+		adj := "—"
+		if o.Corrected {
+			adj = fmt.Sprintf("%.3g", o.AdjP)
+		}
+		verdict := "**" + string(o.Verdict) + "**"
+		if o.Exploratory {
+			verdict += " (exploratory)"
+			notes = append(notes, fmt.Sprintf("`%s` is exploratory: %s.", o.ID(), o.Why))
+		}
+		if o.Premise != "" {
+			notes = append(notes, fmt.Sprintf("`%s` is not testable here: %s.", o.ID(), o.Premise))
+		}
+		if o.Claim != "" {
+			notes = append(notes, fmt.Sprintf("`%s` tests: %s", o.ID(), o.Claim))
+		}
+		if o.Load != "" {
+			notes = append(notes, fmt.Sprintf("`%s` reads wall times of runs made side by side in one sitting: %s.", o.ID(), o.Load))
+		}
+		p.f("| %s | %s | %s | %s | %s | %s | %s | %.3g | %+.4g | %+.4g to %+.4g | %.3g | %s | %s | %.3g | %s |\n",
+			o.ID(), kind(o), o.Variant, o.Against, o.Metric, atText(o.At, o.Metric), o.Want, o.Margin, o.Test.Diff, o.Test.Lo, o.Test.Hi, o.PHolds, adj, mdeText(o.PlannedMDE), o.MDE, verdict)
 	}
 	p.f("\n")
+	for _, n := range notes {
+		p.f("- %s\n", n)
+	}
+	if len(notes) > 0 {
+		p.f("\n")
+	}
 }
 
 // atText names where a check's values are taken: a point of the runs,

@@ -2,7 +2,11 @@
 // mean, sample standard deviation and t-intervals over seeds, Welch's
 // two-sample t-test and the paired t-test, with two-sided p-values from
 // Student's t distribution (gonum's distuv.StudentsT); and a seeded
-// percentile bootstrap interval for any statistic.
+// percentile bootstrap interval for any statistic. For designs: Holm's
+// step-down adjustment of a family of p-values, the power of a paired
+// t-test (PairsFor: the pairs that detect an effect; PairedMDE: the
+// effect n pairs detect) and the DerSimonian–Laird random-effects pool of
+// estimates across studies (base policies).
 //
 // Edge cases have defined results instead of NaNs: a summary of fewer than
 // two values has no interval (HasInterval is false), and a test whose

@@ -1,0 +1,160 @@
+package suite
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/rollout-rl/rollout/experiments/design"
+	"github.com/rollout-rl/rollout/tracking/report"
+	"github.com/rollout-rl/rollout/tracking/report/stats"
+)
+
+// Estimate is a declared check's pilot estimate and the plan it gives.
+type Estimate struct {
+	Check Check
+	// Against names what the check compares with.
+	Against string
+	// Pairs is the number of pilot seeds both sides have.
+	Pairs int
+	// Diff is the pilot's mean paired difference and SD its standard
+	// deviation over seeds, σ_d.
+	Diff, SD float64
+	// Effect is the effect planned for: the check's smallest effect of
+	// interest (design.Check.SmallestEffect); 0 when it states none.
+	Effect float64
+	// Needed is the number of seeds a paired t-test needs for the design's
+	// power at Effect and level α (stats.PairsFor); 0 without an effect.
+	Needed int
+	// MDE is the minimum detectable effect of the design as configured
+	// (its number of seeds) at the design's power and level, from SD.
+	MDE float64
+	// Err says why the check could not be estimated (too few pilot
+	// seeds); the other fields are then unset.
+	Err error
+}
+
+// Plan estimates, from the runs of a pilot experiment in src (its
+// variants named as the design's), the per-seed standard deviation σ_d of
+// the paired difference of every check the design declares, and plans
+// from it: the seeds needed for the design's power at the effect the
+// check states (n = ((t_{1−α/2} + t_{power}) · σ_d/Δ)², iterated on the t
+// degrees of freedom) and the MDE of seeds seeds. baseline is the
+// experiment's baseline (for checks that name none).
+func Plan(src report.Source, experiment, baseline string, d design.Design, seeds int, opts report.Options) ([]Estimate, error) {
+	if len(d.Checks) == 0 {
+		return nil, fmt.Errorf("plan %s: the design declares no checks (design.checks)", experiment)
+	}
+	var out []Estimate
+	cache := map[[2]string]map[string]map[int64]float64{}
+	for _, c := range d.Checks {
+		key := [2]string{c.Metric, c.At}
+		vals, ok := cache[key]
+		if !ok {
+			var err error
+			if vals, err = Values(src, experiment, c.Metric, c.At, opts); err != nil {
+				return nil, fmt.Errorf("plan %s: check %s: %w", experiment, c.ID(), err)
+			}
+			cache[key] = vals
+		}
+		base := baseline
+		if c.Baseline != "" {
+			base = c.Baseline
+		}
+		e := Estimate{Check: c, Against: against(c, base), Effect: c.SmallestEffect()}
+		diffs := pairedDiffs(c, vals[c.Variant], vals[base])
+		e.Pairs = len(diffs)
+		if e.Pairs < 2 {
+			e.Err = fmt.Errorf("%d pilot seeds with values of both %s and %s (need at least 2)", e.Pairs, c.Variant, e.Against)
+			out = append(out, e)
+			continue
+		}
+		e.Diff, e.SD = stats.MeanStd(diffs)
+		e.MDE = stats.PairedMDE(e.SD, seeds, d.Alpha, d.Power)
+		if e.SD == 0 {
+			e.Err = fmt.Errorf("σ_d = 0: the pilot's paired differences do not vary (a degenerate metric, or too small a pilot): no basis to plan")
+			out = append(out, e)
+			continue
+		}
+		if e.Effect > 0 {
+			n, err := stats.PairsFor(e.SD, e.Effect, d.Alpha, d.Power)
+			if err != nil {
+				e.Err = err
+			}
+			e.Needed = n
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// pairedDiffs are the check's differences a − b (or a − the constant)
+// over the seeds both sides have, in seed order.
+func pairedDiffs(c Check, a, b map[int64]float64) []float64 {
+	var out []float64
+	for _, s := range slices.Sorted(maps.Keys(a)) {
+		switch y, ok := b[s]; {
+		case c.Versus:
+			out = append(out, a[s]-c.Constant)
+		case ok:
+			out = append(out, a[s]-y)
+		}
+	}
+	return out
+}
+
+// NeededText renders Estimate.Needed: "—" without an effect.
+func (e Estimate) NeededText() string {
+	if e.Effect <= 0 || e.Needed == 0 {
+		return "—"
+	}
+	return fmt.Sprint(e.Needed)
+}
+
+// mdeOrInf renders an MDE, ∞ for a design of fewer than two seeds.
+func mdeOrInf(x float64) string {
+	if math.IsInf(x, 1) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+// WritePlan prints the estimates: per check its pilot, σ_d, the seeds
+// needed and the MDE of the design as configured with seeds seeds, then
+// the design lines that make the plan part of the design (pilot_sd).
+func WritePlan(w io.Writer, ests []Estimate, d design.Design, seeds int) error {
+	p := &printer{w: w}
+	p.f("power %.0f%%, α = %g (two-sided), paired t-test over seeds; the design runs %d seeds\n\n", 100*d.Power, d.Alpha, seeds)
+	tab := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p.w = tab
+	p.f("check\tvariant\tagainst\tmetric\tat\tpilot seeds\tpilot diff\tσ_d\teffect\tseeds needed\tMDE at %d seeds\n", seeds)
+	for _, e := range ests {
+		if e.Err != nil && e.Pairs < 2 {
+			p.f("%s\t%s\t%s\t%s\t%s\t%d\t—\t—\t%g\t—\t— (%v)\n", e.Check.ID(), e.Check.Variant, e.Against, e.Check.Metric, e.Check.At, e.Pairs, e.Effect, e.Err)
+			continue
+		}
+		needed := e.NeededText()
+		if e.Err != nil {
+			needed = "— (" + e.Err.Error() + ")"
+		}
+		effect := "none stated"
+		if e.Effect > 0 {
+			effect = fmt.Sprintf("%.3g", e.Effect)
+		}
+		p.f("%s\t%s\t%s\t%s\t%s\t%d\t%+.4g\t%.4g\t%s\t%s\t%s\n", e.Check.ID(), e.Check.Variant, e.Against, e.Check.Metric, e.Check.At, e.Pairs, e.Diff, e.SD, effect, needed, mdeOrInf(e.MDE))
+	}
+	if p.err == nil {
+		p.err = tab.Flush()
+	}
+	p.w = w
+	p.f("\nTo quote the planned MDE in the reports, add to each check of design.checks (before the runs):\n")
+	for i, e := range ests {
+		if e.Pairs >= 2 && e.SD > 0 {
+			p.f("  checks[%d] (%s): pilot_sd: %.4g\n", i, e.Check.ID(), e.SD)
+		}
+	}
+	return p.err
+}

@@ -1,0 +1,120 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestHolm(t *testing.T) {
+	tests := []struct {
+		name string
+		p    []float64
+		want []float64
+	}{
+		// R: p.adjust(c(0.01, 0.04, 0.03, 0.005), "holm")
+		{"four", []float64{0.01, 0.04, 0.03, 0.005}, []float64{0.03, 0.06, 0.06, 0.02}},
+		// Capped at 1 and monotone: p.adjust(c(0.5, 0.02, 0.3), "holm")
+		{"capped", []float64{0.5, 0.02, 0.3}, []float64{0.6, 0.06, 0.6}},
+		{"one", []float64{0.07}, []float64{0.07}},
+		{"none", nil, []float64{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Holm(tc.p)
+			if len(got) != len(tc.want) {
+				t.Fatalf("Holm(%v) = %v, want %v", tc.p, got, tc.want)
+			}
+			for i := range got {
+				if !near(got[i], tc.want[i], 1e-12) {
+					t.Errorf("Holm(%v) = %v, want %v", tc.p, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestPairsFor(t *testing.T) {
+	tests := []struct {
+		sd, delta float64
+		want      int
+	}{
+		// (t_{.975,n−1} + t_{.8,n−1})·sd/Δ squared, least n above it: at
+		// d = Δ/sd = 1 and 0.5 the same n as G*Power's matched-pairs
+		// t-test (10 and 34).
+		{1, 1, 10},
+		{1, 0.5, 34},
+		{0.05, 0.05, 10},
+		{0, 0.1, 2},
+	}
+	for _, tc := range tests {
+		got, err := PairsFor(tc.sd, tc.delta, 0.05, 0.8)
+		if err != nil || got != tc.want {
+			t.Errorf("PairsFor(%g, %g) = %d, %v; want %d", tc.sd, tc.delta, got, err, tc.want)
+		}
+		if tc.sd > 0 {
+			// The design of n pairs detects Δ; one pair fewer does not.
+			if mde := PairedMDE(tc.sd, got, 0.05, 0.8); mde > tc.delta {
+				t.Errorf("PairedMDE(%g, %d) = %g > Δ %g", tc.sd, got, mde, tc.delta)
+			}
+			if mde := PairedMDE(tc.sd, got-1, 0.05, 0.8); mde <= tc.delta {
+				t.Errorf("PairedMDE(%g, %d) = %g ≤ Δ %g: %d pairs would do", tc.sd, got-1, mde, tc.delta, got-1)
+			}
+		}
+	}
+	for _, bad := range [][2]float64{{1, 0}, {1, -1}, {-1, 1}, {math.NaN(), 1}, {1, 1e-6}} {
+		if n, err := PairsFor(bad[0], bad[1], 0.05, 0.8); err == nil {
+			t.Errorf("PairsFor(%g, %g) = %d, want an error", bad[0], bad[1], n)
+		}
+	}
+}
+
+func TestPairedMDE(t *testing.T) {
+	// (t_{.975,4} + t_{.8,4}) · 1/√5 = (2.776445 + 0.940965)/√5.
+	if got, want := PairedMDE(1, 5, 0.05, 0.8), (2.776445105+0.940964650)/math.Sqrt(5); !near(got, want, 1e-7) {
+		t.Errorf("PairedMDE(1, 5) = %v, want %v", got, want)
+	}
+	if got := PairedMDE(1, 1, 0.05, 0.8); !math.IsInf(got, 1) {
+		t.Errorf("PairedMDE with one pair = %v, want +Inf", got)
+	}
+}
+
+func TestDerSimonianLaird(t *testing.T) {
+	// Reference values computed by hand from the DL formulas (Q, τ², the
+	// random-effects weights, a normal 95% interval), as metafor's
+	// rma(yi, sei=se, method="DL") reports them.
+	d := []float64{0.05, -0.01, 0.03, 0.002}
+	se := []float64{0.010, 0.012, 0.015, 0.008}
+	got, err := DerSimonianLaird(d, se, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Pooled{Estimate: 0.017752598010261793, StdErr: 0.01408018237132776, Lo: -0.009844052333296393, Hi: 0.04534924835381998,
+		Level: 0.95, P: 0.2073731311584166, Tau2: 0.0006641427363164043, Q: 20.187825724411095, I2: 0.8513955865800643, K: 4}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"estimate", got.Estimate, want.Estimate}, {"stderr", got.StdErr, want.StdErr}, {"lo", got.Lo, want.Lo}, {"hi", got.Hi, want.Hi},
+		{"p", got.P, want.P}, {"tau2", got.Tau2, want.Tau2}, {"Q", got.Q, want.Q}, {"I2", got.I2, want.I2}} {
+		if !near(c.got, c.want, 1e-9*math.Max(1, math.Abs(c.want))) {
+			t.Errorf("%s = %.17g, want %.17g", c.name, c.got, c.want)
+		}
+	}
+	// Homogeneous estimates: τ² = 0, the fixed-effect estimate.
+	hom, err := DerSimonianLaird([]float64{0.024, 0.004, 0.031, 0.012}, []float64{0.010, 0.020, 0.012, 0.015}, 0.95)
+	if err != nil || hom.Tau2 != 0 || !near(hom.Estimate, 0.02170930232558139, 1e-12) || !near(hom.StdErr, 0.006469966392206305, 1e-12) {
+		t.Errorf("homogeneous: %+v, %v; want τ² 0, estimate 0.0217093, SE 0.00646997", hom, err)
+	}
+	for _, bad := range []struct{ d, se []float64 }{{nil, nil}, {[]float64{1}, []float64{0}}, {[]float64{1, 2}, []float64{1}}, {[]float64{math.NaN()}, []float64{1}}} {
+		if _, err := DerSimonianLaird(bad.d, bad.se, 0.95); err == nil {
+			t.Errorf("DerSimonianLaird(%v, %v): want an error", bad.d, bad.se)
+		}
+	}
+}
+
+func ExampleDerSimonianLaird() {
+	// A paired difference on each of three base policies, with its SE.
+	p, _ := DerSimonianLaird([]float64{0.024, 0.004, 0.031}, []float64{0.010, 0.020, 0.012}, 0.95)
+	fmt.Printf("pooled %+.4f [%+.4f, %+.4f], τ² %.2g\n", p.Estimate, p.Lo, p.Hi, p.Tau2)
+	// Output: pooled +0.0239 [+0.0099, +0.0380], τ² 0
+}
