@@ -51,7 +51,7 @@
 //	| --prompt TEXT | prompt text | model logits, model sample, sample, task verify |
 //	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate |
 //	| --temperature, --top-k, --top-p | sampling | model sample, sample, ttc |
-//	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite and every reading command |
+//	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite, plan, verdict and every reading command |
 //	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, suite, pretrain, reward-model, sample, passrate |
 //
 // Exit status: 0 on success, 2 for bad usage or input (a message names the flag, key, file,
@@ -531,6 +531,43 @@
 // seed's base policy and the final policy its k1 run keeps (STORE.final/<run id>/), with
 // best-of-N by the verifier and by the reward model in --cache (built there first when
 // missing), majority vote and entropy trees; a deterministic computation, not stored.
+//
+// # Design as data: declared checks, planning, verdicts
+//
+// An experiment config declares under design: the checks its reports test. rollout run
+// records the whole resolved design (every variant's settings, the seeds, the baseline, the
+// checks) with its SHA-256 in the store before the first run, and refuses (exit 2, naming the
+// key) another design of an experiment that declares checks. Reports compute declared checks
+// as confirmatory and mark every other comparison exploratory; Holm's correction runs over
+// each report's primary family; a check resting on a premise the test bed does not meet is
+// not testable here, as is a wall-time check unless the variants ran side by side
+// (rollout run --interleave) with the load recorded beside every run (always recorded).
+//
+//	design:
+//	  alpha: 0.05              # two-sided level of every test (default)
+//	  power: 0.8               # power rollout plan aims at (default)
+//	  correction: holm         # over each report's primary family (default), or none
+//	  premises:
+//	    - name: accelerator_decoding
+//	      text: a large model decoding token by token on an accelerator
+//	      unmet: the test bed is a tiny model on 2 CPU cores    # → not testable here
+//	  checks:
+//	    - name: filter_keeps_accuracy
+//	      claim: dynamic sampling does not hurt learning
+//	      variant: filter
+//	      baseline: no_filter      # default: the config's baseline
+//	      metric: eval/acc
+//	      at: tokens:20000         # final | step:N | tokens:T | train_flops:F | mean
+//	      want: not worse          # higher | lower | not worse | not higher
+//	      margin: 0.03
+//	      family: primary          # or secondary
+//	      effect: 0.03             # smallest effect of interest (default: the margin)
+//	      pilot_sd: 0.041          # σ_d from rollout plan: reports quote the planned MDE
+//
+//	rollout config show CONFIG          # the resolved variants, the design and its hash
+//	rollout plan CONFIG --pilot 3       # σ_d of every check from a 3-seed pilot (NAME_pilot), seeds for the design's power, MDE of the configured seeds
+//	rollout run CONFIG --interleave     # seed by seed: variants side by side, so wall times can decide
+//	rollout verdict EXP [EXP...]        # markdown: design record, settings, checks and verdict; several experiments (base policies) pooled by DerSimonian–Laird
 //
 // # Reading the store
 //
