@@ -377,7 +377,7 @@ type attention struct {
 	wq, wk, wv, wo *nn.Param
 	cfg            Config
 	rope           *rope
-	seqLen         int   // T: rows per sequence
+	seqLen         int      // T: rows per sequence
 	lens           []int    // valid positions per sequence (right padding)
 	tree           *packing // a packed batch's prefix tree (then lens is nil)
 	pool           *bufPool
