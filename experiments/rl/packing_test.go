@@ -8,11 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
 
+	"github.com/rollout-rl/rollout/experiments/pretrain"
+	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 )
@@ -208,3 +211,89 @@ func TestTreePackingEveryKernelPath(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTreeUpdate is one update (π_old's pass, then one epoch of one
+// minibatch: forward, backward and Adam) on the groups of two long_add
+// prompts (4 to 6 digits, rewritten) sampled by EPTree (m, n, l, t), on the
+// tiny model at max_position_embeddings 160 (the shape of
+// experiments/configs/treerl_headline.yaml), briefly pretrained (300 steps
+// of 16 demonstrations, once per process: a policy whose trees fork where
+// it is uncertain, not anywhere as random weights' do), with random
+// advantages. per_leaf trains every leaf's full sequence
+// (train.tree_packing false), packed the trees packed. Besides ns/op it
+// reports train-flops/op, the update's budget/train_flops. Run the two
+// interleaved on a shared machine:
+//
+//	go test ./experiments/rl -run XXX -bench TreeUpdate -count 3
+func BenchmarkTreeUpdate(b *testing.B) {
+	tk, err := task.New("long_add", task.LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base, err := benchBase()
+	if err != nil {
+		b.Fatal(err)
+	}
+	weights, err := policy.EncodeWeights(base.Model)
+	if err != nil {
+		b.Fatal(err)
+	}
+	shapes := []struct{ m, n, l, t int }{{2, 2, 1, 1}, {6, 2, 1, 2}}
+	for _, mode := range []string{"per_leaf", "packed"} {
+		for _, sh := range shapes {
+			name := fmt.Sprintf("%s/eptree-%d-%d-%d-%d", mode, sh.m, sh.n, sh.l, sh.t)
+			b.Run(name, func(b *testing.B) {
+				m, err := policy.DecodeWeights(base.Model.Config, weights)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st, err := search.NewStrategy("entropy_tree", map[string]string{
+					"m": fmt.Sprint(sh.m), "n": fmt.Sprint(sh.n), "l": fmt.Sprint(sh.l), "t": fmt.Sprint(sh.t)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				train := DefaultConfig()
+				train.Steps, train.PromptsPerStep, train.FilterGroups, train.Advantage = 1, 2, false, "tree"
+				train.TreePacking = mode == "packed"
+				loop, err := New(Setup{Task: tk, Tokenizer: base.Tokenizer, Policy: m, Strategy: st, Sampling: policy.DefaultSampling, Train: train, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				groups, err := loop.generate(context.Background(), train.PromptsPerStep)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(1, 1))
+				var batch []staleGroup
+				for _, sg := range groups {
+					for _, leaf := range sg.Group.Leaves() {
+						for i := range leaf.Advantages {
+							leaf.Advantages[i] = rng.NormFloat64()
+						}
+					}
+					batch = append(batch, staleGroup{group: sg.Group, prompt: sg.Prompt})
+				}
+				var flops int64
+				b.ResetTimer()
+				for range b.N {
+					if flops, err = loop.update(batch, map[string]float64{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(flops), "train-flops/op")
+			})
+		}
+	}
+}
+
+// benchBase pretrains BenchmarkTreeUpdate's base policy, once per process.
+var benchBase = sync.OnceValues(func() (*pretrain.Result, error) {
+	tk, err := task.New("long_add", task.LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true})
+	if err != nil {
+		return nil, err
+	}
+	pc := pretrain.DefaultConfig()
+	pc.Model.MaxSeq = 160
+	pc.Steps, pc.BatchSize, pc.EvalPrompts = 300, 16, 10
+	return pretrain.Train(context.Background(), tk, pc, nil)
+})
