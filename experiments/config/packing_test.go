@@ -50,3 +50,27 @@ func TestTreePackingKey(t *testing.T) {
 		t.Errorf("tree_packing: yes please: error %v, want one naming c.yaml:3 and the key", err)
 	}
 }
+
+// train.total_flops and eval.every_flops take FLOP counts in exponent form
+// and end a run without steps or tokens; they are left out of the run id
+// at 0; a negative count is an error naming the key.
+func TestFLOPsKeys(t *testing.T) {
+	const base = "task: {name: add, params: {digits: 2}}\n"
+	plain, _ := firstRun(t, base)
+	if id, _ := firstRun(t, base, "train.total_flops=0", "eval.every_flops=0"); id != plain {
+		t.Errorf("total_flops 0: run id %s, want the defaults' %s", id, plain)
+	}
+	_, c := firstRun(t, base+"train: {steps: 0, total_tokens: 0, total_flops: 2e13}\neval: {every_flops: 5e12}\n")
+	if c.Train.TotalFLOPs != 2e13 || c.Eval.EveryFLOPs != 5e12 {
+		t.Errorf("total_flops %d, every_flops %d; want 2e13 and 5e12", c.Train.TotalFLOPs, c.Eval.EveryFLOPs)
+	}
+	for _, tc := range []struct{ src, want string }{
+		{base + "train:\n  total_flops: -1\n", "c.yaml:3: train.total_flops: -1, want ≥ 0"},
+		{base + "eval:\n  every_flops: -2\n", "c.yaml:3: eval.every_flops: -2, want ≥ 0"},
+		{base + "train: {steps: 0, total_tokens: 0, total_flops: 0}\n", "the run would never end"},
+	} {
+		if _, err := Parse("c.yaml", []byte(tc.src), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tc.src, err, tc.want)
+		}
+	}
+}

@@ -24,6 +24,19 @@ type Config struct {
 	// (search.MaxGroupTokens) each, and the run ends when no further group
 	// fits; what is left is budget/unspent.
 	TotalTokens int64 `yaml:"total_tokens" json:"total_tokens"`
+	// TotalFLOPs is the run's budget of total compute
+	// (budget/total_flops_cum: sampling, the reward model's scoring and the
+	// updates, counted as they run, matrix products only), so strategies —
+	// and packed or per-leaf updates — compare at equal compute; 0: no
+	// limit. It is never exceeded: a step draws only as many prompts as the
+	// FLOPs left cover at one group's worst case each (sampled, scored and
+	// trained 1 + max_staleness times at the longest lengths), with the
+	// updates still ahead of buffered groups set aside, and the run ends
+	// when no further group fits; what is left is budget/unspent_flops.
+	// Default 0. (Left out of the JSON and YAML encodings when 0, so run
+	// ids and recorded variant configs of configs without it stay what
+	// they were.)
+	TotalFLOPs int64 `yaml:"total_flops,omitempty" json:"total_flops,omitempty"`
 	// PromptsPerStep is the batch of groups a step trains on. Default 8.
 	PromptsPerStep int `yaml:"prompts_per_step" json:"prompts_per_step"`
 	// LR is Adam's step size. Default 1e-4.
@@ -170,6 +183,13 @@ type EvalConfig struct {
 	// out of the JSON encoding when 0, so run ids of configs without it
 	// stay what they were.)
 	EveryTokens int64 `yaml:"every_tokens" json:"every_tokens,omitempty"`
+	// EveryFLOPs evaluates at every multiple of this many total FLOPs
+	// (budget/total_flops_cum 0, F, 2F, …), as EveryTokens does in tokens:
+	// the steps before a mark draw only the prompts whose worst case
+	// (trained once, besides the step's stale groups) the FLOPs left to it
+	// cover, and the evaluation at a mark carries eval/flops_mark. Default
+	// 0. (Left out of the JSON and YAML encodings when 0.)
+	EveryFLOPs int64 `yaml:"every_flops,omitempty" json:"every_flops,omitempty"`
 	// Prompts is the number of eval-split prompts. Default 100.
 	Prompts int `yaml:"prompts" json:"prompts"`
 	// Samples per prompt (n), sampled at the rollout temperature, from
@@ -227,7 +247,8 @@ func (c Config) Validate() error {
 	}{
 		{c.Steps < 0, "train.steps", c.Steps, "want ≥ 0"},
 		{c.TotalTokens < 0, "train.total_tokens", c.TotalTokens, "want ≥ 0"},
-		{c.Steps == 0 && c.TotalTokens == 0, "train.steps", c.Steps, "as is train.total_tokens: the run would never end"},
+		{c.TotalFLOPs < 0, "train.total_flops", c.TotalFLOPs, "want ≥ 0"},
+		{c.Steps == 0 && c.TotalTokens == 0 && c.TotalFLOPs == 0, "train.steps", c.Steps, "as are train.total_tokens and train.total_flops: the run would never end"},
 		{c.PromptsPerStep < 1, "train.prompts_per_step", c.PromptsPerStep, "want ≥ 1"},
 		{!(c.LR > 0) || math.IsInf(c.LR, 0), "train.lr", c.LR, "want > 0"},
 		{c.MaxGradNorm < 0, "train.max_grad_norm", c.MaxGradNorm, "want ≥ 0"},
@@ -270,6 +291,8 @@ func (c EvalConfig) Validate() error {
 		return &field.Error{Key: "eval.every", Value: c.Every, Msg: "want ≥ 0"}
 	case c.EveryTokens < 0:
 		return &field.Error{Key: "eval.every_tokens", Value: c.EveryTokens, Msg: "want ≥ 0"}
+	case c.EveryFLOPs < 0:
+		return &field.Error{Key: "eval.every_flops", Value: c.EveryFLOPs, Msg: "want ≥ 0"}
 	case c.Prompts < 1:
 		return &field.Error{Key: "eval.prompts", Value: c.Prompts, Msg: "want ≥ 1"}
 	case c.Samples < 1:

@@ -50,6 +50,10 @@ type Setup struct {
 	// sampled tokens, each reported in StepResult.Mark once reached; 0:
 	// none.
 	EvalEveryTokens int64
+	// EvalEveryFLOPs is eval.every_flops: steps stop at its multiples of
+	// total FLOPs (budget/total_flops_cum: sampling, scoring and updates),
+	// each reported in StepResult.FLOPsMark once reached; 0: none.
+	EvalEveryFLOPs int64
 	// Int8 samples from an int8 copy of the policy.
 	Int8 bool
 	// Reward mixes the verifier with a reward model and shaping terms;
@@ -67,11 +71,15 @@ type Loop struct {
 	// groupMax is the longest possible cost of one group in generated
 	// tokens (search.MaxGroupTokens), when a token limit needs it.
 	groupMax int64
+	// flopsMax is one group's worst case in FLOPs, when
+	// train.total_flops or eval.every_flops needs it.
+	flopsMax flopsBound
 
 	step          int   // steps done
 	nextPrompt    int   // next train-split prompt index
 	tokensCum     int64 // generated tokens so far
 	trainFLOPsCum int64 // update FLOPs so far
+	flopsCum      int64 // sampling, scoring and update FLOPs so far
 	buffer        []staleGroup
 	// engine is the last step's sampler: the next step's engine takes
 	// over its released KV caches (policy.WithCachesFrom) instead of
@@ -113,6 +121,9 @@ func New(s Setup) (*Loop, error) {
 	}
 	l := &Loop{s: s, trainer: tr}
 	if err := l.setGroupMax(); err != nil {
+		return nil, err
+	}
+	if err := l.setFLOPsBound(); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -177,11 +188,16 @@ func (l *Loop) StepNum() int { return l.step }
 // TokensCum is the number of tokens generated so far.
 func (l *Loop) TokensCum() int64 { return l.tokensCum }
 
-// Done reports whether the run has reached its step count or its token
-// budget: the tokens left do not cover one more group.
+// FLOPsCum is the number of FLOPs spent so far: sampling, scoring and
+// updates (budget/total_flops_cum).
+func (l *Loop) FLOPsCum() int64 { return l.flopsCum }
+
+// Done reports whether the run has reached its step count, its token
+// budget (the tokens left do not cover one more group) or its FLOPs
+// budget (likewise, see flopsDone).
 func (l *Loop) Done() bool {
 	c := l.s.Train
-	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax)
+	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax) || l.flopsDone()
 }
 
 // StepResult is what one step produced.
@@ -193,6 +209,9 @@ type StepResult struct {
 	// further group fits before it, so the policy after this step is the
 	// one to evaluate at it); 0 when it reached none.
 	Mark int64
+	// FLOPsMark is likewise the multiple of Setup.EvalEveryFLOPs this step
+	// reached; 0 when it reached none.
+	FLOPsMark int64
 }
 
 // ScoredGroup is one group with its prompt and whether it was filtered.
@@ -200,6 +219,9 @@ type ScoredGroup struct {
 	Group    *search.Group
 	Prompt   task.Prompt
 	Filtered bool
+	// ScoreFLOPs is what the reward model spent scoring the group's
+	// leaves (reward.Mixer.ScoringFLOPs; 0 with the verifier alone).
+	ScoreFLOPs int64
 }
 
 // Record returns the group's record (package record): leaf texts as the
@@ -240,9 +262,12 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	version := l.step
 	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
 	m := res.Metrics
-	var mark int64
+	var mark, flopsMark int64
 	if l.s.EvalEveryTokens > 0 {
 		mark = l.nextMark(l.tokensCum)
+	}
+	if l.s.EvalEveryFLOPs > 0 {
+		flopsMark = l.nextFLOPsMark()
 	}
 	genStart := time.Now()
 	kept, usage, err := l.sample(ctx, res)
@@ -257,6 +282,11 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["budget/tokens_cum"] = float64(l.tokensCum)
 	m["budget/prefill_tokens"] = float64(usage.PrefillTokens)
 	m["budget/flops"] = float64(usage.FLOPs)
+	var scoreFLOPs int64
+	for _, sg := range res.Groups {
+		scoreFLOPs += sg.ScoreFLOPs
+	}
+	m["budget/score_flops"] = float64(scoreFLOPs)
 
 	// The training batch: fresh kept groups and stale ones still in bound.
 	batch := make([]staleGroup, 0, len(kept)+len(l.buffer))
@@ -289,6 +319,10 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	l.trainFLOPsCum += trainFLOPs
 	m["budget/train_flops"] = float64(trainFLOPs)
 	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
+	total := usage.FLOPs + scoreFLOPs + trainFLOPs
+	l.flopsCum += total
+	m["budget/total_flops"] = float64(total)
+	m["budget/total_flops_cum"] = float64(l.flopsCum)
 	m["timing_s/update"] = time.Since(updStart).Seconds()
 	if l.s.Train.BF16 {
 		// Whether the BF16 products ran: on a CPU without them train.bf16
@@ -310,8 +344,14 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	if mark > 0 && l.nextMark(l.tokensCum) != mark {
 		res.Mark = mark
 	}
+	if flopsMark > 0 && l.nextFLOPsMark() != flopsMark {
+		res.FLOPsMark = flopsMark
+	}
 	if c.TotalTokens > 0 && l.Done() {
 		m["budget/unspent"] = float64(c.TotalTokens - l.tokensCum)
+	}
+	if c.TotalFLOPs > 0 && l.Done() {
+		m["budget/unspent_flops"] = float64(c.TotalFLOPs - l.flopsCum)
 	}
 	return res, nil
 }
@@ -319,12 +359,15 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 // sample generates the step's groups into res.Groups: PromptsPerStep
 // prompts, then more in up to MaxResampleRounds rounds for the groups
 // filtered out, each round drawing no more prompts than the step's token
-// limit (stepLimit) covers at one group's longest cost each. It returns the
-// kept groups and the usage of all, and sets the groups/* metrics of the
-// rounds.
+// limit (stepLimit) covers at one group's longest cost each, and than its
+// FLOPs limits (flopsLimits) cover at one group's worst case each. It
+// returns the kept groups and the usage of all, and sets the groups/*
+// metrics of the rounds.
 func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, search.Usage, error) {
 	c := l.s.Train
 	limit, limited := l.stepLimit()
+	flopsTotal, flopsMark := l.flopsLimits()
+	var used flopsUse
 	var kept []ScoredGroup
 	var usage search.Usage
 	rounds := 0
@@ -339,6 +382,11 @@ func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, sear
 				break
 			}
 		}
+		if room, ok := l.flopsRoom(flopsTotal, flopsMark, used); ok {
+			if need = int(min(int64(need), room)); need <= 0 {
+				break
+			}
+		}
 		rounds = round
 		groups, err := l.generate(ctx, need)
 		if err != nil {
@@ -350,6 +398,7 @@ func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, sear
 			usage.PrefillTokens += g.Usage.PrefillTokens
 			usage.DecodeTokens += g.Usage.DecodeTokens
 			usage.FLOPs += g.Usage.FLOPs
+			l.charge(&used, sg)
 			if sg.Filtered {
 				filtered++
 			} else {
