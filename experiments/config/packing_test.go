@@ -2,6 +2,8 @@ package config
 
 import (
 	"encoding/json"
+	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,5 +74,25 @@ func TestFLOPsKeys(t *testing.T) {
 		if _, err := Parse("c.yaml", []byte(tc.src), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want it to contain %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+// The bundled equal-compute quickstart ends every run at 3e11 total FLOPs,
+// evaluates at its marks, and trains its trees packed and per leaf.
+func TestQuickstartFLOPsConfig(t *testing.T) {
+	f, err := Load(filepath.Join("..", "configs", "quickstart_flops.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := map[string]bool{}
+	for _, r := range f.Runs() {
+		c := r.Config
+		if c.Train.TotalFLOPs != 3e11 || c.Eval.EveryFLOPs != 1e11 || c.Train.Steps != 0 || c.Train.TotalTokens != 0 {
+			t.Errorf("%s: total_flops %d every_flops %d steps %d total_tokens %d", r.Variant, c.Train.TotalFLOPs, c.Eval.EveryFLOPs, c.Train.Steps, c.Train.TotalTokens)
+		}
+		packed[r.Variant] = bool(c.Train.TreePacking)
+	}
+	if want := map[string]bool{"flat": true, "entropy_tree": true, "entropy_tree_per_leaf": false}; !maps.Equal(packed, want) {
+		t.Errorf("variants' tree_packing %v, want %v", packed, want)
 	}
 }

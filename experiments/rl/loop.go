@@ -344,7 +344,11 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	if mark > 0 && l.nextMark(l.tokensCum) != mark {
 		res.Mark = mark
 	}
-	if flopsMark > 0 && l.nextFLOPsMark() != flopsMark {
+	// A FLOPs mark at train.total_flops is reached when the run ends there
+	// (with stale reuse the budget's end may come before the mark's test
+	// says no group fits: the updates ahead of buffered groups are set
+	// aside for it).
+	if flopsMark > 0 && (l.nextFLOPsMark() != flopsMark || (flopsMark == c.TotalFLOPs && l.flopsDone())) {
 		res.FLOPsMark = flopsMark
 	}
 	if c.TotalTokens > 0 && l.Done() {

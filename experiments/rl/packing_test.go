@@ -220,11 +220,15 @@ func TestTreePackingEveryKernelPath(t *testing.T) {
 // of 16 demonstrations, once per process: a policy whose trees fork where
 // it is uncertain, not anywhere as random weights' do), with random
 // advantages. per_leaf trains every leaf's full sequence
-// (train.tree_packing false), packed the trees packed. Besides ns/op it
-// reports train-flops/op, the update's budget/train_flops. Run the two
-// interleaved on a shared machine:
+// (train.tree_packing false), packed the trees packed; the two run one
+// after the other for each shape. Besides ns/op it reports
+// train-flops/op, the update's budget/train_flops, and cpu-s/op, the
+// process's CPU time per update (every core, the garbage collector
+// included). On a shared machine, repeat the whole benchmark rather than
+// each sub-benchmark (-count runs them in a row), so that the two passes'
+// rounds interleave:
 //
-//	go test ./experiments/rl -run XXX -bench TreeUpdate -count 3
+//	for i in 1 2 3; do go test ./experiments/rl -run XXX -bench TreeUpdate -benchtime 3x; done
 func BenchmarkTreeUpdate(b *testing.B) {
 	tk, err := task.New("long_add", task.LongAddParams{MinDigits: 4, MaxDigits: 6, Rewrite: true})
 	if err != nil {
@@ -239,8 +243,8 @@ func BenchmarkTreeUpdate(b *testing.B) {
 		b.Fatal(err)
 	}
 	shapes := []struct{ m, n, l, t int }{{2, 2, 1, 1}, {6, 2, 1, 2}}
-	for _, mode := range []string{"per_leaf", "packed"} {
-		for _, sh := range shapes {
+	for _, sh := range shapes {
+		for _, mode := range []string{"per_leaf", "packed"} { // side by side, for a shared machine
 			name := fmt.Sprintf("%s/eptree-%d-%d-%d-%d", mode, sh.m, sh.n, sh.l, sh.t)
 			b.Run(name, func(b *testing.B) {
 				m, err := policy.DecodeWeights(base.Model.Config, weights)
@@ -275,11 +279,13 @@ func BenchmarkTreeUpdate(b *testing.B) {
 				}
 				var flops int64
 				b.ResetTimer()
+				cpu := processCPU()
 				for range b.N {
 					if flops, err = loop.update(batch, map[string]float64{}); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((processCPU() - cpu).Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(flops), "train-flops/op")
 			})
 		}
