@@ -285,7 +285,7 @@ func BenchmarkTreeUpdate(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric((processCPU() - cpu).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric((processCPU()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(flops), "train-flops/op")
 			})
 		}
