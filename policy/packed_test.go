@@ -169,3 +169,23 @@ func TestNLLLossRejectsPackedBatch(t *testing.T) {
 		t.Fatal("NLLLoss accepted a packed batch")
 	}
 }
+
+// Two responses forked from one prompt after a shared token: packed, the
+// prompt and the shared token are rows once, and each sequence's positions
+// map to the rows of its own prefix.
+func ExampleModel_NewPackedBatch() {
+	cfg, _ := Size("tiny")
+	m, _ := NewModel(cfg, 1)
+	seqs := [][]int{{BOS, 5, 6, SEP, 7, 8, EOS}, {BOS, 5, 6, SEP, 7, 9, 9, EOS}}
+	padded, _ := m.NewBatch(seqs)
+	packed, _ := m.NewPackedBatch(seqs)
+	fmt.Println("rows:", padded.Rows(), "padded,", packed.Rows(), "packed")
+	fmt.Println("row of position 5:", packed.Row(0, 5), packed.Row(1, 5))
+	fmt.Println("log-prob of token 5 in TokenLogProbs row:", packed.Target(0, 4), packed.Target(1, 4))
+	fmt.Println("FLOPs of a forward pass, packed/padded:", float64(packed.ForwardFLOPs(cfg))/float64(padded.ForwardFLOPs(cfg)) < 0.7)
+	// Output:
+	// rows: 16 padded, 10 packed
+	// row of position 5: 5 7
+	// log-prob of token 5 in TokenLogProbs row: 5 7
+	// FLOPs of a forward pass, packed/padded: true
+}

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rollout-rl/rollout/experiments/reward"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -147,5 +150,53 @@ func TestMaxGroupLeaves(t *testing.T) {
 		if got, err := maxGroupLeaves(st, 12); err != nil || got != tc.want {
 			t.Errorf("%s %v: %d leaves (%v), want %d", tc.name, tc.params, got, err, tc.want)
 		}
+	}
+}
+
+// With a reward model in the mix, its scoring counts towards the budget:
+// budget/score_flops is what it spent on the step's leaves, and the run
+// still never exceeds train.total_flops.
+func TestTotalFLOPsCountsScoring(t *testing.T) {
+	s := smallSetup(t, Config{Steps: 1000, PromptsPerStep: 2, FilterGroups: false})
+	body, err := policy.NewModel(s.Policy.Config, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := reward.NewModel(body, s.Tokenizer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Reward, err = reward.NewMixer(reward.Config{Verifier: 1, Model: 0.5}, s.Task, rm); err != nil {
+		t.Fatal(err)
+	}
+	s.Train.TotalFLOPs = 1 << 62
+	probe, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if probe.flopsMax.score == 0 {
+		t.Fatal("no scoring in a group's worst case")
+	}
+	s.Train.TotalFLOPs = 4*probe.flopsMax.total(0) + 5
+	loop, err := New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range runAll(t, loop) {
+		var want int64
+		for _, sg := range res.Groups {
+			var ps []task.Prompt
+			var texts []string
+			for _, leaf := range sg.Group.Leaves() {
+				ps, texts = append(ps, sg.Prompt), append(texts, s.Tokenizer.ResponseText(leaf.Response()))
+			}
+			want += s.Reward.ScoringFLOPs(ps, texts)
+		}
+		if got := res.Metrics["budget/score_flops"]; got != float64(want) || want == 0 {
+			t.Errorf("step %d: budget/score_flops %v, want %d", res.Step, got, want)
+		}
+	}
+	if loop.FLOPsCum() > s.Train.TotalFLOPs {
+		t.Errorf("%d FLOPs spent of %d", loop.FLOPsCum(), s.Train.TotalFLOPs)
 	}
 }
