@@ -189,7 +189,9 @@ func (l *Loop) StepNum() int { return l.step }
 func (l *Loop) TokensCum() int64 { return l.tokensCum }
 
 // FLOPsCum is the number of FLOPs spent so far: sampling, scoring and
-// updates (budget/total_flops_cum).
+// updates (budget/total_flops_cum, recorded with train.total_flops or
+// eval.every_flops; budget/score_flops is recorded when the reward mixes
+// in a reward model).
 func (l *Loop) FLOPsCum() int64 { return l.flopsCum }
 
 // Done reports whether the run has reached its step count, its token
@@ -286,7 +288,9 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	for _, sg := range res.Groups {
 		scoreFLOPs += sg.ScoreFLOPs
 	}
-	m["budget/score_flops"] = float64(scoreFLOPs)
+	if l.s.Reward != nil && l.s.Reward.Config().Model != 0 {
+		m["budget/score_flops"] = float64(scoreFLOPs)
+	}
 
 	// The training batch: fresh kept groups and stale ones still in bound.
 	batch := make([]staleGroup, 0, len(kept)+len(l.buffer))
@@ -321,8 +325,10 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
 	total := usage.FLOPs + scoreFLOPs + trainFLOPs
 	l.flopsCum += total
-	m["budget/total_flops"] = float64(total)
-	m["budget/total_flops_cum"] = float64(l.flopsCum)
+	if c.TotalFLOPs > 0 || l.s.EvalEveryFLOPs > 0 {
+		m["budget/total_flops"] = float64(total)
+		m["budget/total_flops_cum"] = float64(l.flopsCum)
+	}
 	m["timing_s/update"] = time.Since(updStart).Seconds()
 	if l.s.Train.BF16 {
 		// Whether the BF16 products ran: on a CPU without them train.bf16
