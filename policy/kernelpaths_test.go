@@ -12,8 +12,9 @@ import (
 // pathTests are the engine properties that must hold on every kernel path:
 // forks and batches sample exactly what a state alone samples, splitting a
 // pass over goroutines changes nothing, and the int8 engine stays within
-// its divergence bounds.
-var pathTests = []string{"TestForkAndBatchIndependence", "TestEngineSplitDoesNotChangeResults", "TestInt8Divergence"}
+// its divergence bounds; and a packed batch computes the padded layout's
+// logits and gradients.
+var pathTests = []string{"TestForkAndBatchIndependence", "TestEngineSplitDoesNotChangeResults", "TestInt8Divergence", "TestPackedLogitsMatchPadded", "TestPackedGradientMatchesPadded"}
 
 // TestEveryKernelPath runs pathTests again in a child process under each
 // other kernel path this CPU has (the in-process run covers the active

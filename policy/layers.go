@@ -377,8 +377,9 @@ type attention struct {
 	wq, wk, wv, wo *nn.Param
 	cfg            Config
 	rope           *rope
-	seqLen         int   // T: rows per sequence
-	lens           []int // valid positions per sequence (right padding)
+	seqLen         int      // T: rows per sequence
+	lens           []int    // valid positions per sequence (right padding)
+	tree           *packing // a packed batch's prefix tree (then lens is nil)
 	pool           *bufPool
 	mm             products
 
@@ -394,6 +395,7 @@ func (f *attention) params() []mat.Tensor {
 }
 
 // padded reports whether some sequence is shorter than the batch's rows.
+// A packed batch has no padding.
 func (f *attention) padded() bool {
 	for _, n := range f.lens {
 		if n < f.seqLen {
@@ -409,7 +411,10 @@ func (f *attention) rotate(m []float32, dir float32) {
 	d, nh, half := f.cfg.Dim, f.cfg.Heads, f.rope.half
 	parallelFor(len(m)/(3*d), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			t := r % f.seqLen
+			t := r % max(f.seqLen, 1)
+			if f.tree != nil {
+				t = f.tree.depth[r]
+			}
 			// q's heads, then k's: 2·nh consecutive head vectors
 			kernel.RoPE(m[r*3*d:r*3*d+2*d], 2*nh, f.rope.cos[t*half:(t+1)*half], f.rope.sin[t*half:(t+1)*half], dir)
 		}
@@ -430,6 +435,11 @@ func (f *attention) forward(y, x []float32) {
 		f.mixed = f.pool.getZero(rows * d)
 	} else {
 		f.mixed = f.pool.get(rows * d)
+	}
+	if f.tree != nil {
+		f.treeForward()
+		f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
+		return
 	}
 	f.offs = make([]int, len(f.lens)*nh+1)
 	for i := range len(f.lens) * nh {
@@ -470,12 +480,15 @@ func (f *attention) backward(gx, g, x []float32) {
 
 	ld := 3 * d
 	var gqkv []float32 // [rows, 3·dim]: the gradients of q, k and v
-	if f.padded() {
+	if f.padded() || f.tree != nil {
 		gqkv = f.pool.getZero(rows * ld)
 	} else {
 		gqkv = f.pool.get(rows * ld)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	if f.tree != nil {
+		f.treeBackward(gqkv, gmixed)
+	}
 	parallelFor(len(f.lens)*nh, func(lo, hi int) {
 		var gp []float32
 		for i := lo; i < hi; i++ {
@@ -574,56 +587,88 @@ func (r *rope) rotate(x []float32, t int, dir float32) {
 	}
 }
 
-// tokenLogProbs gives, per row, log p(target) under softmax(logits/τ);
-// rows whose target is negative give 0 and take no gradient.
+// tokenLogProbs gives, per output row o, log p(targets[o]) under
+// softmax(logits[src[o]]/τ) (src nil: src[o] = o); rows whose target is
+// negative give 0 and take no gradient. Each logits row's softmax is
+// computed once however many outputs read it (a packed batch's fork
+// points), and their gradients are summed into it in output order.
 type tokenLogProbs struct {
 	logits  mat.Tensor
+	src     []int
 	targets []int
 	vocab   int
 	invTemp float32
 	pool    *bufPool
-	probs   []float32 // softmax(logits/τ) per row
+	fan     fanout
+	probs   []float32 // softmax(logits/τ) per logits row read
 }
 
 func (f *tokenLogProbs) Operands() []mat.Tensor { return []mat.Tensor{f.logits} }
 
+// sources returns the fanout of the outputs with a target.
+func sources(src, targets []int, rows int) fanout {
+	s := make([]int, len(targets))
+	for o, tgt := range targets {
+		switch {
+		case tgt < 0:
+			s[o] = -1
+		case src == nil:
+			s[o] = o
+		default:
+			s[o] = src[o]
+		}
+	}
+	return newFanout(s, rows)
+}
+
 func (f *tokenLogProbs) Forward() (mat.Tensor, error) {
 	z := data(f.logits)
-	rows := len(f.targets)
+	rows := len(z) / f.vocab
+	f.fan = sources(f.src, f.targets, rows)
 	f.probs = f.pool.get(len(z))
-	out := make([]float32, rows)
+	out := make([]float32, len(f.targets))
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			tgt := f.targets[r]
-			if tgt < 0 {
+			outs := f.fan.of(r)
+			if len(outs) == 0 {
 				continue
 			}
 			p := f.probs[r*f.vocab : (r+1)*f.vocab]
 			logZ, _ := softmax(p, z[r*f.vocab:(r+1)*f.vocab], f.invTemp)
-			out[r] = z[r*f.vocab+tgt]*f.invTemp - logZ
+			for _, o := range outs {
+				out[o] = z[r*f.vocab+f.targets[o]]*f.invTemp - logZ
+			}
 		}
 	})
-	return dense(rows, 1, out), nil
+	return dense(len(out), 1, out), nil
 }
 
 func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	gz := f.pool.get(len(f.probs))
-	parallelFor(len(f.targets), func(lo, hi int) {
+	parallelFor(len(f.fan.first)-1, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			tgt := f.targets[r]
+			outs := f.fan.of(r)
 			row := gz[r*f.vocab : (r+1)*f.vocab]
-			if tgt < 0 || g[r] == 0 {
+			var sum float32
+			zero := true
+			for _, o := range outs {
+				sum += g[o]
+				zero = zero && g[o] == 0
+			}
+			if zero {
 				clear(row)
 				continue
 			}
 			for j, p := range f.probs[r*f.vocab : (r+1)*f.vocab] {
-				row[j] = -g[r] * p * f.invTemp
+				row[j] = -sum * p * f.invTemp
 			}
-			row[tgt] += g[r] * f.invTemp
+			for _, o := range outs {
+				row[f.targets[o]] += g[o] * f.invTemp
+			}
 		}
 	})
-	giveGrad(f.logits, len(f.targets), f.vocab, gz, f.pool)
+	giveGrad(f.logits, len(f.fan.first)-1, f.vocab, gz, f.pool)
 	f.pool.put(f.probs)
 	f.probs = nil
 	return nil
@@ -653,62 +698,75 @@ func softmax(p, z []float32, invTemp float32) (logZ, entropy float32) {
 	return float32(lse), float32(h)
 }
 
-// tokenEntropy gives, per row, the entropy of softmax(logits/τ); rows with
-// mask false give 0.
+// tokenEntropy gives, per output row o with src[o] ≥ 0, the entropy of
+// softmax(logits[src[o]]/τ); the other rows give 0. Each logits row's
+// entropy is computed once however many outputs read it.
 type tokenEntropy struct {
 	logits  mat.Tensor
-	mask    []bool
+	src     []int
 	vocab   int
 	invTemp float32
 	pool    *bufPool
+	fan     fanout
 	probs   []float32
-	ez      []float32 // E_p[z/τ] per row
+	ez      []float32 // E_p[z/τ] per logits row
 }
 
 func (f *tokenEntropy) Operands() []mat.Tensor { return []mat.Tensor{f.logits} }
 
 func (f *tokenEntropy) Forward() (mat.Tensor, error) {
 	z := data(f.logits)
-	rows := len(f.mask)
+	rows := len(z) / f.vocab
+	f.fan = newFanout(f.src, rows)
 	f.probs = f.pool.get(len(z))
 	f.ez = make([]float32, rows)
-	out := make([]float32, rows)
+	out := make([]float32, len(f.src))
 	parallelFor(rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			if !f.mask[r] {
+			outs := f.fan.of(r)
+			if len(outs) == 0 {
 				continue
 			}
 			p, zr := f.probs[r*f.vocab:(r+1)*f.vocab], z[r*f.vocab:(r+1)*f.vocab]
-			_, out[r] = softmax(p, zr, f.invTemp)
+			_, h := softmax(p, zr, f.invTemp)
 			var e float32
 			for j, pj := range p {
 				e += pj * zr[j] * f.invTemp
 			}
 			f.ez[r] = e
+			for _, o := range outs {
+				out[o] = h
+			}
 		}
 	})
-	return dense(rows, 1, out), nil
+	return dense(len(out), 1, out), nil
 }
 
 func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	z := data(f.logits)
 	gz := f.pool.get(len(z))
-	parallelFor(len(f.mask), func(lo, hi int) {
+	parallelFor(len(f.fan.first)-1, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := gz[r*f.vocab : (r+1)*f.vocab]
-			if !f.mask[r] || g[r] == 0 {
+			var sum float32
+			zero := true
+			for _, o := range f.fan.of(r) {
+				sum += g[o]
+				zero = zero && g[o] == 0
+			}
+			if zero {
 				clear(row)
 				continue
 			}
 			// ∂H/∂z_j = −p_j (z_j/τ − E_p[z/τ]) / τ
 			for j := range row {
 				i := r*f.vocab + j
-				row[j] = -g[r] * f.probs[i] * (z[i]*f.invTemp - f.ez[r]) * f.invTemp
+				row[j] = -sum * f.probs[i] * (z[i]*f.invTemp - f.ez[r]) * f.invTemp
 			}
 		}
 	})
-	giveGrad(f.logits, len(f.mask), f.vocab, gz, f.pool)
+	giveGrad(f.logits, len(f.fan.first)-1, f.vocab, gz, f.pool)
 	f.pool.put(f.probs)
 	f.probs = nil
 	return nil

@@ -144,6 +144,11 @@ func (m *Model) Params() []*nn.Param {
 type Batch struct {
 	Seqs   [][]int
 	SeqLen int // the longest sequence's length
+
+	// A packed batch's rows (NewPackedBatch): the token of each row and
+	// the prefix tree; nil for a padded batch.
+	ids    []int
+	packed *packing
 }
 
 // NewBatch lays out sequences for a forward pass; every sequence must be
@@ -170,11 +175,22 @@ func (m *Model) NewBatch(seqs [][]int) (*Batch, error) {
 	return b, nil
 }
 
-// Rows is the number of rows of the batch: sequences × SeqLen.
-func (b *Batch) Rows() int { return len(b.Seqs) * b.SeqLen }
+// Rows is the number of rows of the batch: sequences × SeqLen, or the
+// number of distinct prefixes of a packed batch.
+func (b *Batch) Rows() int {
+	if b.packed != nil {
+		return len(b.ids)
+	}
+	return len(b.Seqs) * b.SeqLen
+}
 
 // Row returns the row of position t of sequence i.
-func (b *Batch) Row(i, t int) int { return i*b.SeqLen + t }
+func (b *Batch) Row(i, t int) int {
+	if b.packed != nil {
+		return b.packed.index[i][t]
+	}
+	return i*b.SeqLen + t
+}
 
 // Logits runs the differentiable forward pass and returns the next-token
 // logits of every row, a [rows, vocab] tensor; rows past a sequence's end
@@ -189,16 +205,18 @@ func (m *Model) Logits(b *Batch) mat.Tensor {
 // a reward model or value head puts its own head on.
 func (m *Model) Hidden(b *Batch) mat.Tensor {
 	c := m.Config
-	ids := make([]int, b.Rows())
-	lens := make([]int, len(b.Seqs))
-	for i, s := range b.Seqs {
-		copy(ids[i*b.SeqLen:], s)
-		lens[i] = len(s)
+	ids, lens := b.ids, []int(nil)
+	if b.packed == nil {
+		ids, lens = make([]int, b.Rows()), make([]int, len(b.Seqs))
+		for i, s := range b.Seqs {
+			copy(ids[i*b.SeqLen:], s)
+			lens[i] = len(s)
+		}
 	}
 	eps := float32(c.NormEps)
 	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool}).Run()
 	for _, l := range m.Layers {
-		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, pool: m.pool, mm: m.products()}
+		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, tree: b.packed, pool: m.pool, mm: m.products()}
 		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, f: attn}).Run()
 		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool, mm: m.products()}
 		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, f: ffn}).Run()
@@ -207,33 +225,21 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 }
 
 // TokenLogProbs returns, for every row, log p(next token) under
-// softmax(logits/temperature): row b·SeqLen+t holds log p(seq[t+1] |
-// seq[:t+1]) for t < len(seq)−1 and 0 elsewhere. The result is a
-// differentiable [rows, 1] tensor.
+// softmax(logits/temperature): row Target(i, t) holds log p(seq[t+1] |
+// seq[:t+1]) for t < len(seq)−1, the other rows 0 (in the padded layout
+// Target(i, t) is Row(i, t); see NewPackedBatch for the packed one). The
+// result is a differentiable [rows, 1] tensor.
 func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
-	targets := make([]int, b.Rows())
-	for i := range targets {
-		targets[i] = -1
-	}
-	for i, s := range b.Seqs {
-		for t := 0; t+1 < len(s); t++ {
-			targets[b.Row(i, t)] = s[t+1]
-		}
-	}
-	return ag.NewOperator(&tokenLogProbs{logits: logits, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
+	src, targets := b.predictions()
+	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
 }
 
-// TokenEntropies returns, for every row that predicts a token of its
-// sequence, the entropy of softmax(logits/temperature) (0 elsewhere), as a
-// differentiable [rows, 1] tensor.
+// TokenEntropies returns, in row Target(i, t) for every t < len(seq)−1,
+// the entropy of softmax(logits/temperature) at the position that predicts
+// seq[t+1] (0 in the other rows), as a differentiable [rows, 1] tensor.
 func (m *Model) TokenEntropies(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
-	mask := make([]bool, b.Rows())
-	for i, s := range b.Seqs {
-		for t := 0; t+1 < len(s); t++ {
-			mask[b.Row(i, t)] = true
-		}
-	}
-	return ag.NewOperator(&tokenEntropy{logits: logits, mask: mask, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
+	src, _ := b.predictions()
+	return ag.NewOperator(&tokenEntropy{logits: logits, src: src, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
 }
 
 // Values returns the parameter's float32 values in row-major order: the

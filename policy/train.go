@@ -195,7 +195,11 @@ func (t *Trainer) UnmarshalState(b []byte) error {
 // sequence from position from[i] on (from[i] ≥ 1): the supervised loss on
 // a demonstration's response when from[i] is where the response begins. It
 // returns the differentiable loss and the number of tokens it averages.
+// b must be padded (NewBatch).
 func (m *Model) NLLLoss(b *Batch, from []int) (mat.Tensor, int, error) {
+	if b.Packed() {
+		return nil, 0, fmt.Errorf("nll loss: a packed batch (want NewBatch's layout)")
+	}
 	if len(from) != len(b.Seqs) {
 		return nil, 0, fmt.Errorf("nll loss: %d start positions for %d sequences", len(from), len(b.Seqs))
 	}

@@ -573,7 +573,7 @@
 //
 //	rollout ls [EXPERIMENT]
 //	rollout show RUN
-//	rollout report EXP [--metric M]... [--at final|best|step:N|tokens:T|train_flops:F] [--baseline V] [--format table|markdown|csv|json]
+//	rollout report EXP [--metric M]... [--at final|best|step:N|tokens:T|flops:F|train_flops:F] [--baseline V] [--format table|markdown|csv|json]
 //	rollout plot EXP --metric M [--x step|tokens|time] [--kind curve|diff [--baseline V]] [--variant V]... --out FILE.png|.svg [--width CM] [--height CM] [--dpi N]
 //	rollout trees RUN [--step S] [--group G] [--format text|json]   # no --step: the last committed, named on stderr
 //	rollout export RUN|EXP --what metrics|trajectories|groups --format jsonl|csv [--out FILE]   # groups: jsonl only
@@ -602,7 +602,8 @@
 // caption in table and markdown, axis in CSV and JSON): final (the end of each run),
 // best, step:N (equal optimizer updates), tokens:T (the evaluation a run recorded at
 // token mark T, eval/tokens_mark = T, reached with at most T sampled tokens; else a row at
-// exactly T cumulative sampled tokens) or train_flops:F (each run's last row with
+// exactly T cumulative sampled tokens), flops:F (the evaluation at total-FLOPs mark F,
+// eval/flops_mark = F; marks only) or train_flops:F (each run's last row with
 // budget/train_flops_cum ≤ F). A point beyond a finished run's end, or a T at which some run
 // has no row for a metric, is an error (exit 2) that lists the points every run has — the
 // token marks common to all runs, the last step all reach — instead of a value taken
@@ -708,11 +709,14 @@
 // budget/tokens_cum, budget/prefill_tokens, budget/flops, budget/train_flops and
 // budget/train_flops_cum (the update's FLOPs: every trained sequence position at its
 // context's forward FLOPs, once for π_old, once for π_ref when kl_coef > 0 and 3× per epoch),
-// budget/unspent (last step of a total_tokens run: the tokens left), overlong/masked (with train.overlong: filter: the leaves cut at the cap left out of the loss), tree/leaves, tree/forks,
+// budget/unspent (last step of a total_tokens run: the tokens left), with train.total_flops or
+// eval.every_flops budget/total_flops and budget/total_flops_cum (sampling, reward-model
+// scoring and update FLOPs, counted as they run) and budget/unspent_flops, with a reward model
+// budget/score_flops, overlong/masked (with train.overlong: filter: the leaves cut at the cap left out of the loss), tree/leaves, tree/forks,
 // tree/unique_responses, train/bf16 (with train.bf16: true: 1 if the BF16 products ran, 0
 // if this CPU trained in float32), timing_s/gen|update|eval (wall times: the only values that
 // differ between identical runs), and at evaluation steps eval/acc (greedy), eval/reward_mean,
 // eval/pass@1, eval/pass@k, eval/maj@k, eval/tokens (the tokens the evaluation's samples
 // generated), and with eval.every_tokens E eval/tokens_mark
-// (the mark 0, E, 2E, … evaluated at that step). Step 0 is the base policy's evaluation.
+// (the mark 0, E, 2E, … evaluated at that step), with eval.every_flops F eval/flops_mark. Step 0 is the base policy's evaluation.
 package main

@@ -21,13 +21,14 @@ import (
 // reportOptions are what rollout's reports default to: the metrics shown
 // without --metric, the metrics where lower is better (for --at best), the
 // cumulative training-FLOP metric --at train_flops:F reads and the
-// evaluation-mark metric --at tokens:T reads.
+// evaluation-mark metrics --at tokens:T and --at flops:F read.
 func reportOptions() report.Options {
 	return report.Options{
-		DefaultMetrics: []string{"eval/acc", "reward/mean"},
-		Minimize:       report.MetricMinimize,
-		FLOPsMetric:    "budget/train_flops_cum",
-		MarkMetric:     "eval/tokens_mark",
+		DefaultMetrics:  []string{"eval/acc", "reward/mean"},
+		Minimize:        report.MetricMinimize,
+		FLOPsMetric:     "budget/train_flops_cum",
+		MarkMetric:      "eval/tokens_mark",
+		FLOPsMarkMetric: "eval/flops_mark",
 	}
 }
 
@@ -188,7 +189,7 @@ func newReportCmd() *cobra.Command {
 	var store, at, baseline, format string
 	var metrics []string
 	cmd := &cobra.Command{
-		Use:   "report EXPERIMENT [--metric M]... [--at final|best|step:N|tokens:T|train_flops:F] [--baseline VARIANT] [--format table|markdown|csv|json]",
+		Use:   "report EXPERIMENT [--metric M]... [--at final|best|step:N|tokens:T|flops:F|train_flops:F] [--baseline VARIANT] [--format table|markdown|csv|json]",
 		Short: "Compare variants: mean ± 95% t-interval over seeds and a t-test against the baseline",
 		Long: `Compares the variants of an experiment at one point of each run (--at):
   final          the end of each run
@@ -197,6 +198,9 @@ func newReportCmd() *cobra.Command {
   tokens:T       the evaluation at token mark T (eval/tokens_mark), else the row at
                  exactly T cumulative sampled tokens; a T at which a
                  run has no row for a metric is an error listing the marks all runs have
+  flops:F        the evaluation at total-FLOPs mark F (eval/flops_mark, with
+                 eval.every_flops): marks only; an F at which a run has no
+                 evaluation is an error listing the marks all runs have
   train_flops:F  each run's last row with budget/train_flops_cum ≤ F
 Every output says which axis it compares on. Runs of a variant with different
 resolved configs are never pooled: the report refuses them.`,
@@ -225,7 +229,7 @@ resolved configs are never pooled: the report refuses them.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "metric to report (repeatable; default eval/acc and reward/mean)")
-	cmd.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N, tokens:T or train_flops:F")
+	cmd.Flags().StringVar(&at, "at", "final", "value of each run: final, best, step:N, tokens:T, flops:F or train_flops:F")
 	cmd.Flags().StringVar(&baseline, "baseline", "", "variant to test against (default: the config's baseline)")
 	cmd.Flags().StringVar(&format, "format", "table", "table, markdown, csv or json")
 	storeFlag(cmd, &store)

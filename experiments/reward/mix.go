@@ -159,3 +159,29 @@ func (m *Mixer) Score(prompts []task.Prompt, responses []string) ([]Scored, erro
 	}
 	return out, nil
 }
+
+// ScoringFLOPs is the forward FLOPs the mixer's reward model spends on
+// Score(prompts, responses): 0 without the model term, else ScoreFLOPs of
+// every readable pair's token sequence.
+func (m *Mixer) ScoringFLOPs(prompts []task.Prompt, responses []string) int64 {
+	if m == nil || m.cfg.Model == 0 {
+		return 0
+	}
+	var n int64
+	for i, r := range responses {
+		if ids, err := m.model.Encode(prompts[i].Text, r); err == nil {
+			n += m.model.ScoreFLOPs(len(ids))
+		}
+	}
+	return n
+}
+
+// MaxScoringFLOPs bounds ScoringFLOPs of one response of at most
+// responseChars characters to a prompt of at most promptChars: 0 without
+// the model term.
+func (m *Mixer) MaxScoringFLOPs(promptChars, responseChars int) int64 {
+	if m == nil || m.cfg.Model == 0 {
+		return 0
+	}
+	return m.model.ScoreFLOPs(min(promptChars+responseChars+3, m.model.Body.Config.MaxSeq))
+}

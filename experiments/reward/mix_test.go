@@ -12,8 +12,11 @@ import (
 	"github.com/rollout-rl/rollout/experiments/task"
 )
 
-func TestMixerHandCases(t *testing.T) {
-	tk, err := task.New("add", task.AddParams{Digits: 3, Scratchpad: true}) // MaxResponseLen 13
+// addPrompt is three-digit addition with the scratchpad (MaxResponseLen
+// 13) and its prompt 123+456.
+func addPrompt(t *testing.T) (task.Task, task.Prompt) {
+	t.Helper()
+	tk, err := task.New("add", task.AddParams{Digits: 3, Scratchpad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,6 +24,11 @@ func TestMixerHandCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tk, p
+}
+
+func TestMixerHandCases(t *testing.T) {
+	tk, p := addPrompt(t)
 	// A reward model that says ¾ to every response it can read: zero
 	// weight, bias ln 3.
 	rm := smallModel(t, 1)
@@ -164,5 +172,37 @@ func TestConfigDecodesOverDefaults(t *testing.T) {
 	}
 	if want := (Config{Model: 1, Format: 0.2}); cfg != want {
 		t.Errorf("json over defaults = %+v, want %+v", cfg, want)
+	}
+}
+
+// ScoringFLOPs counts the reward model's forward pass over every response
+// it can read, at its sequence's length (BOS prompt SEP response EOS), and
+// nothing without the model term; MaxScoringFLOPs bounds one response.
+func TestMixerScoringFLOPs(t *testing.T) {
+	tk, p := addPrompt(t)
+	rm := smallModel(t, 1)
+	responses := []string{"09 07 05=579", "=5", strings.Repeat("1", 30), "A=579"} // the last two unreadable
+	prompts := []task.Prompt{p, p, p, p}
+	mix, err := NewMixer(Config{Verifier: 1, Model: 0.5}, tk, rm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rm.ScoreFLOPs(7+12+3) + rm.ScoreFLOPs(7+2+3)
+	if got := mix.ScoringFLOPs(prompts, responses); got != want || want <= 0 {
+		t.Errorf("scoring FLOPs %d, want %d", got, want)
+	}
+	c := rm.Body.Config
+	if got, want := rm.ScoreFLOPs(3), 3*(2*c.MatmulParams()-2*int64(c.Dim*c.VocabSize))+4*int64(c.Layers*c.Dim)*(1+2+3)+2*int64(c.Dim); got != want {
+		t.Errorf("ScoreFLOPs(3) = %d, want %d", got, want)
+	}
+	if m := mix.MaxScoringFLOPs(tk.MaxPromptLen(), tk.MaxResponseLen()); m < rm.ScoreFLOPs(7+12+3) {
+		t.Errorf("MaxScoringFLOPs %d below a response's %d", m, rm.ScoreFLOPs(22))
+	}
+	verifier, err := NewMixer(Config{Verifier: 1}, tk, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := verifier.ScoringFLOPs(prompts, responses) + verifier.MaxScoringFLOPs(10, 10); got != 0 {
+		t.Errorf("verifier alone: %d scoring FLOPs", got)
 	}
 }

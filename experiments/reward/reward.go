@@ -230,3 +230,18 @@ func dot(a, b []float32) float32 {
 	}
 	return s
 }
+
+// ScoreFLOPs is the forward FLOPs of scoring one token sequence of length
+// n (ScoreTokens), counted as policy.Config.ForwardFLOPs counts a position
+// (matrix products only) but without the language-model head, which the
+// body's hidden states skip, plus the reward head's dot product at the
+// last position.
+func (m *Model) ScoreFLOPs(n int) int64 {
+	c := m.Body.Config
+	head := 2 * int64(c.Dim) * int64(c.VocabSize)
+	var f int64
+	for ctx := 1; ctx <= n; ctx++ {
+		f += c.ForwardFLOPs(ctx) - head
+	}
+	return f + 2*int64(c.Dim)
+}

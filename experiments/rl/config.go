@@ -24,6 +24,19 @@ type Config struct {
 	// (search.MaxGroupTokens) each, and the run ends when no further group
 	// fits; what is left is budget/unspent.
 	TotalTokens int64 `yaml:"total_tokens" json:"total_tokens"`
+	// TotalFLOPs is the run's budget of total compute
+	// (budget/total_flops_cum: sampling, the reward model's scoring and the
+	// updates, counted as they run, matrix products only), so strategies —
+	// and packed or per-leaf updates — compare at equal compute; 0: no
+	// limit. It is never exceeded: a step draws only as many prompts as the
+	// FLOPs left cover at one group's worst case each (sampled, scored and
+	// trained 1 + max_staleness times at the longest lengths), with the
+	// updates still ahead of buffered groups set aside, and the run ends
+	// when no further group fits; what is left is budget/unspent_flops.
+	// Default 0. (Left out of the JSON and YAML encodings when 0, so run
+	// ids and recorded variant configs of configs without it stay what
+	// they were.)
+	TotalFLOPs int64 `yaml:"total_flops,omitempty" json:"total_flops,omitempty"`
 	// PromptsPerStep is the batch of groups a step trains on. Default 8.
 	PromptsPerStep int `yaml:"prompts_per_step" json:"prompts_per_step"`
 	// LR is Adam's step size. Default 1e-4.
@@ -98,7 +111,27 @@ type Config struct {
 	// and recorded variant configs of configs without it stay what they
 	// were.)
 	BF16 bool `yaml:"bf16,omitempty" json:"bf16,omitempty"`
+	// TreePacking trains on each minibatch's sequences packed as a prefix
+	// tree (policy.Model.NewPackedBatch): a group's prompt, and a tree's
+	// tokens before each fork, run forward and backward once instead of
+	// once per leaf through them, and a shared token's loss is the sum of
+	// its leaves' terms (each with its own advantage and aggregation
+	// weight) at its one log-probability. π_old and π_ref are computed
+	// packed too. The gradients are the per-leaf pass's (false) to float32
+	// rounding, at a fraction of its FLOPs (budget/train_flops counts the
+	// rows that run). Default true. (Left out of the JSON and YAML
+	// encodings when true, so run ids and recorded variant configs of
+	// configs without it stay what they were.)
+	TreePacking OnByDefault `yaml:"tree_packing,omitempty" json:"tree_packing,omitzero"`
 }
+
+// OnByDefault is a boolean setting whose default is true. IsZero reports
+// the default, so encoding/json's omitzero and YAML's omitempty leave it
+// out when true.
+type OnByDefault bool
+
+// IsZero reports whether b is the default, true.
+func (b OnByDefault) IsZero() bool { return bool(b) }
 
 // Overlong is train.overlong: truncate, filter or penalty. The empty
 // string, as decoded from a run recorded before the key existed, means
@@ -150,6 +183,13 @@ type EvalConfig struct {
 	// out of the JSON encoding when 0, so run ids of configs without it
 	// stay what they were.)
 	EveryTokens int64 `yaml:"every_tokens" json:"every_tokens,omitempty"`
+	// EveryFLOPs evaluates at every multiple of this many total FLOPs
+	// (budget/total_flops_cum 0, F, 2F, …), as EveryTokens does in tokens:
+	// the steps before a mark draw only the prompts whose worst case
+	// (trained once, besides the step's stale groups) the FLOPs left to it
+	// cover, and the evaluation at a mark carries eval/flops_mark. Default
+	// 0. (Left out of the JSON and YAML encodings when 0.)
+	EveryFLOPs int64 `yaml:"every_flops,omitempty" json:"every_flops,omitempty"`
 	// Prompts is the number of eval-split prompts. Default 100.
 	Prompts int `yaml:"prompts" json:"prompts"`
 	// Samples per prompt (n), sampled at the rollout temperature, from
@@ -172,13 +212,14 @@ var (
 // with gradients clipped to norm 1, GRPO advantages, PPO clip 0.2/0.28,
 // token-mean loss, no KL or entropy term, one epoch of one minibatch,
 // group filtering with up to 2 extra rounds, no stale reuse, no
-// correction (TIS cap 2), overlong responses trained on as they are.
+// correction (TIS cap 2), overlong responses trained on as they are,
+// trees trained packed.
 func DefaultConfig() Config {
 	return Config{
 		Steps: 20, PromptsPerStep: 8, LR: 1e-4, MaxGradNorm: 1, Advantage: "grpo",
 		ClipLow: 0.2, ClipHigh: 0.28, LossAgg: "token_mean", Epochs: 1, Minibatches: 1,
 		FilterGroups: true, MaxResampleRounds: 2, Correction: "none", TISCap: 2,
-		Overlong: OverlongTruncate,
+		Overlong: OverlongTruncate, TreePacking: true,
 	}
 }
 
@@ -205,7 +246,8 @@ func (c Config) Validate() error {
 	}{
 		{c.Steps < 0, "train.steps", c.Steps, "want ≥ 0"},
 		{c.TotalTokens < 0, "train.total_tokens", c.TotalTokens, "want ≥ 0"},
-		{c.Steps == 0 && c.TotalTokens == 0, "train.steps", c.Steps, "as is train.total_tokens: the run would never end"},
+		{c.TotalFLOPs < 0, "train.total_flops", c.TotalFLOPs, "want ≥ 0"},
+		{c.Steps == 0 && c.TotalTokens == 0 && c.TotalFLOPs == 0, "train.steps", c.Steps, "as are train.total_tokens and train.total_flops: the run would never end"},
 		{c.PromptsPerStep < 1, "train.prompts_per_step", c.PromptsPerStep, "want ≥ 1"},
 		{!(c.LR > 0) || math.IsInf(c.LR, 0), "train.lr", c.LR, "want > 0"},
 		{c.MaxGradNorm < 0, "train.max_grad_norm", c.MaxGradNorm, "want ≥ 0"},
@@ -248,6 +290,8 @@ func (c EvalConfig) Validate() error {
 		return &field.Error{Key: "eval.every", Value: c.Every, Msg: "want ≥ 0"}
 	case c.EveryTokens < 0:
 		return &field.Error{Key: "eval.every_tokens", Value: c.EveryTokens, Msg: "want ≥ 0"}
+	case c.EveryFLOPs < 0:
+		return &field.Error{Key: "eval.every_flops", Value: c.EveryFLOPs, Msg: "want ≥ 0"}
 	case c.Prompts < 1:
 		return &field.Error{Key: "eval.prompts", Value: c.Prompts, Msg: "want ≥ 1"}
 	case c.Samples < 1:

@@ -50,6 +50,10 @@ type Setup struct {
 	// sampled tokens, each reported in StepResult.Mark once reached; 0:
 	// none.
 	EvalEveryTokens int64
+	// EvalEveryFLOPs is eval.every_flops: steps stop at its multiples of
+	// total FLOPs (budget/total_flops_cum: sampling, scoring and updates),
+	// each reported in StepResult.FLOPsMark once reached; 0: none.
+	EvalEveryFLOPs int64
 	// Int8 samples from an int8 copy of the policy.
 	Int8 bool
 	// Reward mixes the verifier with a reward model and shaping terms;
@@ -67,11 +71,15 @@ type Loop struct {
 	// groupMax is the longest possible cost of one group in generated
 	// tokens (search.MaxGroupTokens), when a token limit needs it.
 	groupMax int64
+	// flopsMax is one group's worst case in FLOPs, when
+	// train.total_flops or eval.every_flops needs it.
+	flopsMax flopsBound
 
 	step          int   // steps done
 	nextPrompt    int   // next train-split prompt index
 	tokensCum     int64 // generated tokens so far
 	trainFLOPsCum int64 // update FLOPs so far
+	flopsCum      int64 // sampling, scoring and update FLOPs so far
 	buffer        []staleGroup
 	// engine is the last step's sampler: the next step's engine takes
 	// over its released KV caches (policy.WithCachesFrom) instead of
@@ -113,6 +121,9 @@ func New(s Setup) (*Loop, error) {
 	}
 	l := &Loop{s: s, trainer: tr}
 	if err := l.setGroupMax(); err != nil {
+		return nil, err
+	}
+	if err := l.setFLOPsBound(); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -177,11 +188,18 @@ func (l *Loop) StepNum() int { return l.step }
 // TokensCum is the number of tokens generated so far.
 func (l *Loop) TokensCum() int64 { return l.tokensCum }
 
-// Done reports whether the run has reached its step count or its token
-// budget: the tokens left do not cover one more group.
+// FLOPsCum is the number of FLOPs spent so far: sampling, scoring and
+// updates (budget/total_flops_cum, recorded with train.total_flops or
+// eval.every_flops; budget/score_flops is recorded when the reward mixes
+// in a reward model).
+func (l *Loop) FLOPsCum() int64 { return l.flopsCum }
+
+// Done reports whether the run has reached its step count, its token
+// budget (the tokens left do not cover one more group) or its FLOPs
+// budget (likewise, see flopsDone).
 func (l *Loop) Done() bool {
 	c := l.s.Train
-	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax)
+	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax) || l.flopsDone()
 }
 
 // StepResult is what one step produced.
@@ -193,6 +211,9 @@ type StepResult struct {
 	// further group fits before it, so the policy after this step is the
 	// one to evaluate at it); 0 when it reached none.
 	Mark int64
+	// FLOPsMark is likewise the multiple of Setup.EvalEveryFLOPs this step
+	// reached; 0 when it reached none.
+	FLOPsMark int64
 }
 
 // ScoredGroup is one group with its prompt and whether it was filtered.
@@ -200,6 +221,9 @@ type ScoredGroup struct {
 	Group    *search.Group
 	Prompt   task.Prompt
 	Filtered bool
+	// ScoreFLOPs is what the reward model spent scoring the group's
+	// leaves (reward.Mixer.ScoringFLOPs; 0 with the verifier alone).
+	ScoreFLOPs int64
 }
 
 // Record returns the group's record (package record): leaf texts as the
@@ -240,9 +264,12 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	version := l.step
 	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
 	m := res.Metrics
-	var mark int64
+	var mark, flopsMark int64
 	if l.s.EvalEveryTokens > 0 {
 		mark = l.nextMark(l.tokensCum)
+	}
+	if l.s.EvalEveryFLOPs > 0 {
+		flopsMark = l.nextFLOPsMark()
 	}
 	genStart := time.Now()
 	kept, usage, err := l.sample(ctx, res)
@@ -257,6 +284,13 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["budget/tokens_cum"] = float64(l.tokensCum)
 	m["budget/prefill_tokens"] = float64(usage.PrefillTokens)
 	m["budget/flops"] = float64(usage.FLOPs)
+	var scoreFLOPs int64
+	for _, sg := range res.Groups {
+		scoreFLOPs += sg.ScoreFLOPs
+	}
+	if l.s.Reward != nil && l.s.Reward.Config().Model != 0 {
+		m["budget/score_flops"] = float64(scoreFLOPs)
+	}
 
 	// The training batch: fresh kept groups and stale ones still in bound.
 	batch := make([]staleGroup, 0, len(kept)+len(l.buffer))
@@ -282,14 +316,19 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	updStart := time.Now()
 	var trainFLOPs int64
 	if len(batch) > 0 {
-		if err := l.update(batch, m); err != nil {
+		if trainFLOPs, err = l.update(batch, m); err != nil {
 			return nil, err
 		}
-		trainFLOPs = l.updateFLOPs(batch)
 	}
 	l.trainFLOPsCum += trainFLOPs
 	m["budget/train_flops"] = float64(trainFLOPs)
 	m["budget/train_flops_cum"] = float64(l.trainFLOPsCum)
+	total := usage.FLOPs + scoreFLOPs + trainFLOPs
+	l.flopsCum += total
+	if c.TotalFLOPs > 0 || l.s.EvalEveryFLOPs > 0 {
+		m["budget/total_flops"] = float64(total)
+		m["budget/total_flops_cum"] = float64(l.flopsCum)
+	}
 	m["timing_s/update"] = time.Since(updStart).Seconds()
 	if l.s.Train.BF16 {
 		// Whether the BF16 products ran: on a CPU without them train.bf16
@@ -311,8 +350,18 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	if mark > 0 && l.nextMark(l.tokensCum) != mark {
 		res.Mark = mark
 	}
+	// A FLOPs mark at train.total_flops is reached when the run ends there
+	// (with stale reuse the budget's end may come before the mark's test
+	// says no group fits: the updates ahead of buffered groups are set
+	// aside for it).
+	if flopsMark > 0 && (l.nextFLOPsMark() != flopsMark || (flopsMark == c.TotalFLOPs && l.flopsDone())) {
+		res.FLOPsMark = flopsMark
+	}
 	if c.TotalTokens > 0 && l.Done() {
 		m["budget/unspent"] = float64(c.TotalTokens - l.tokensCum)
+	}
+	if c.TotalFLOPs > 0 && l.Done() {
+		m["budget/unspent_flops"] = float64(c.TotalFLOPs - l.flopsCum)
 	}
 	return res, nil
 }
@@ -320,12 +369,15 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 // sample generates the step's groups into res.Groups: PromptsPerStep
 // prompts, then more in up to MaxResampleRounds rounds for the groups
 // filtered out, each round drawing no more prompts than the step's token
-// limit (stepLimit) covers at one group's longest cost each. It returns the
-// kept groups and the usage of all, and sets the groups/* metrics of the
-// rounds.
+// limit (stepLimit) covers at one group's longest cost each, and than its
+// FLOPs limits (flopsLimits) cover at one group's worst case each. It
+// returns the kept groups and the usage of all, and sets the groups/*
+// metrics of the rounds.
 func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, search.Usage, error) {
 	c := l.s.Train
 	limit, limited := l.stepLimit()
+	flopsTotal, flopsMark := l.flopsLimits()
+	var used flopsUse
 	var kept []ScoredGroup
 	var usage search.Usage
 	rounds := 0
@@ -340,6 +392,11 @@ func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, sear
 				break
 			}
 		}
+		if room, ok := l.flopsRoom(flopsTotal, flopsMark, used); ok {
+			if need = int(min(int64(need), room)); need <= 0 {
+				break
+			}
+		}
 		rounds = round
 		groups, err := l.generate(ctx, need)
 		if err != nil {
@@ -351,6 +408,7 @@ func (l *Loop) sample(ctx context.Context, res *StepResult) ([]ScoredGroup, sear
 			usage.PrefillTokens += g.Usage.PrefillTokens
 			usage.DecodeTokens += g.Usage.DecodeTokens
 			usage.FLOPs += g.Usage.FLOPs
+			l.charge(&used, sg)
 			if sg.Filtered {
 				filtered++
 			} else {
@@ -397,32 +455,6 @@ func rolloutMetrics(groups []ScoredGroup, m map[string]float64) {
 	m["tree/leaves"] = float64(leaves)
 	m["tree/forks"] = float64(forks)
 	m["tree/unique_responses"] = float64(unique)
-}
-
-// updateFLOPs counts the FLOPs of an update over batch as sampling FLOPs
-// are counted (policy.Config.ForwardFLOPs of every position with its
-// context, matrix products only). Every leaf's sequence, prompt included,
-// runs through the model once without gradients for π_old, once more for
-// π_ref when train.kl_coef > 0, and once per epoch with gradients, counted
-// as 3× the forward FLOPs (the backward pass costs about twice the
-// forward): per position, (1 + [kl] + 3·epochs) forward FLOPs.
-func (l *Loop) updateFLOPs(batch []staleGroup) int64 {
-	c := l.s.Train
-	passes := int64(1 + 3*c.Epochs)
-	if c.KLCoef > 0 {
-		passes++
-	}
-	cfg := l.s.Policy.Config
-	var fwd int64
-	for _, sg := range batch {
-		for _, leaf := range trainedLeaves(sg.group, c.Overlong) {
-			n := len(sg.group.Prompt) + leaf.Start + len(leaf.Tokens)
-			for ctx := 1; ctx <= n; ctx++ {
-				fwd += cfg.ForwardFLOPs(ctx)
-			}
-		}
-	}
-	return passes * fwd
 }
 
 // generate draws n train prompts and generates, scores and computes the
@@ -524,8 +556,15 @@ func seqOf(g *search.Group, leaf *search.Node) []int {
 	return append(slices.Clip(g.Prompt), leaf.Response()...)
 }
 
-// update runs the PPO epochs over the batch.
-func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
+// update runs the PPO epochs over the batch and returns their FLOPs,
+// counted as sampling FLOPs are (policy.Batch.ForwardFLOPs: matrix
+// products only, every position that runs with its context): the
+// forward passes without gradients for π_old, and for π_ref when
+// train.kl_coef > 0, and per epoch and minibatch the forward pass with
+// gradients, counted as 3× its forward FLOPs (the backward pass costs
+// about twice the forward). With train.tree_packing the positions that
+// run are the distinct prefixes of each pass's sequences.
+func (l *Loop) update(batch []staleGroup, m map[string]float64) (flops int64, err error) {
 	c := l.s.Train
 	seqs := trainingSequences(batch, c.Overlong)
 	if c.Overlong == OverlongFilter {
@@ -536,14 +575,14 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 		m["overlong/masked"] = float64(all - len(seqs))
 	}
 	if len(seqs) == 0 {
-		return nil
+		return 0, nil
 	}
 	temp := l.s.Sampling.Temperature
 	if temp == 0 {
 		temp = 1
 	}
-	if err := l.oldLogProbs(seqs, temp, m); err != nil {
-		return err
+	if flops, err = l.oldLogProbs(seqs, temp, m); err != nil {
+		return 0, err
 	}
 	var sum objectiveStats
 	var gradNorm float64
@@ -554,10 +593,11 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 			if lo == hi {
 				continue
 			}
-			s, gn, err := l.minibatchStep(seqs[lo:hi], temp)
+			s, gn, f, err := l.minibatchStep(seqs[lo:hi], temp)
 			if err != nil {
-				return fmt.Errorf("rl: update: %w", err)
+				return 0, fmt.Errorf("rl: update: %w", err)
 			}
+			flops += f
 			gradNorm += gn
 			sum.tokens += s.tokens
 			sum.pgLoss += s.pgLoss
@@ -577,7 +617,7 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) error {
 		m["is/ratio_mean"] = sum.isWeight / n
 		m["actor/grad_norm"] = gradNorm / float64(updates)
 	}
-	return nil
+	return flops, nil
 }
 
 // trainSeq is one leaf's training sequence (prompt then response) with its
@@ -620,23 +660,26 @@ func trainingSequences(batch []staleGroup, mode Overlong) []trainSeq {
 }
 
 // oldLogProbs sets π_old (and π_ref) of every sequence — the policy before
-// this step's updates, by the training forward pass — and records the
-// mismatch between π_old and the behaviour policy in m.
-func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) error {
+// this step's updates, by the training forward pass — records the
+// mismatch between π_old and the behaviour policy in m, and returns the
+// passes' FLOPs.
+func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) (int64, error) {
 	all := make([][]int, len(seqs))
 	promptLens := make([]int, len(seqs))
 	for i := range seqs {
 		all[i], promptLens[i] = seqs[i].seq, seqs[i].promptLen
 	}
-	old, err := l.responseLogProbs(l.s.Policy, all, promptLens, temp)
+	old, flops, err := l.responseLogProbs(l.s.Policy, all, promptLens, temp)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var ref [][]float64
 	if l.s.Train.KLCoef > 0 {
-		if ref, err = l.responseLogProbs(l.s.Reference, all, promptLens, temp); err != nil {
-			return err
+		var f int64
+		if ref, f, err = l.responseLogProbs(l.s.Reference, all, promptLens, temp); err != nil {
+			return 0, err
 		}
+		flops += f
 	}
 	var absDiff, kl float64
 	var ratios []float64
@@ -662,13 +705,39 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
 	}
-	return nil
+	return flops, nil
+}
+
+// newBatch lays out sequences for a training pass: packed as a prefix
+// tree with train.tree_packing, else padded.
+func (l *Loop) newBatch(model *policy.Model, seqs [][]int) (*policy.Batch, error) {
+	if l.s.Train.TreePacking {
+		return model.NewPackedBatch(seqs)
+	}
+	return model.NewBatch(seqs)
 }
 
 // minibatchStep runs the PPO-clip objective over a minibatch of sequences
-// and takes one optimizer step; it returns the objective's statistics and
-// the gradient norm.
-func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, float64, error) {
+// and takes one optimizer step; it returns the objective's statistics,
+// the gradient norm and the FLOPs of the pass (3× its forward FLOPs).
+func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, float64, int64, error) {
+	obj, loss, b, err := l.minibatchLoss(part, temp)
+	if err != nil {
+		return objectiveStats{}, 0, 0, err
+	}
+	gn, err := l.trainer.Step(loss)
+	if err != nil {
+		return objectiveStats{}, 0, 0, err
+	}
+	return obj.stats, gn, 3 * b.ForwardFLOPs(l.s.Policy.Config), nil
+}
+
+// minibatchLoss runs the forward pass and the PPO-clip objective over a
+// minibatch of sequences and returns the objective, the loss to
+// back-propagate and the batch. Packed (train.tree_packing), a token
+// shared by several sequences has one log-probability and one entropy,
+// each sequence's term reads it, and its gradient is the sum of theirs.
+func (l *Loop) minibatchLoss(part []trainSeq, temp float64) (*objective, mat.Tensor, *policy.Batch, error) {
 	c := l.s.Train
 	toks := make([][]int, len(part))
 	lens := make([]int, len(part))
@@ -676,9 +745,9 @@ func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, flo
 		toks[i] = d.seq
 		lens[i] = len(d.seq) - d.promptLen
 	}
-	b, err := l.s.Policy.NewBatch(toks)
+	b, err := l.newBatch(l.s.Policy, toks)
 	if err != nil {
-		return objectiveStats{}, 0, err
+		return nil, nil, nil, err
 	}
 	logits := l.s.Policy.Logits(b)
 	lp := l.s.Policy.TokenLogProbs(b, logits, temp)
@@ -691,7 +760,7 @@ func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, flo
 	for i, d := range part {
 		for t := 0; t < lens[i]; t++ {
 			tt := tokenTerm{
-				row:   b.Row(i, d.promptLen+t-1),
+				row:   b.Target(i, d.promptLen+t-1),
 				oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
 				isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
 			}
@@ -702,34 +771,32 @@ func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, flo
 		}
 	}
 	obj := &objective{logProbs: lp, entropies: ent, terms: terms, cfg: objectiveConfig{clipLow: c.ClipLow, clipHigh: c.ClipHigh, klCoef: c.KLCoef, entropyCoef: c.EntropyCoef}}
-	loss := ag.NewOperator(obj).Run()
-	gn, err := l.trainer.Step(loss)
-	if err != nil {
-		return objectiveStats{}, 0, err
-	}
-	return obj.stats, gn, nil
+	return obj, ag.NewOperator(obj).Run(), b, nil
 }
 
 // responseLogProbs returns log p(response token) under model for every
-// sequence's response, from the training forward pass without gradients.
-func (l *Loop) responseLogProbs(model *policy.Model, seqs [][]int, promptLens []int, temp float64) ([][]float64, error) {
+// sequence's response, from the training forward pass without gradients,
+// and the passes' FLOPs.
+func (l *Loop) responseLogProbs(model *policy.Model, seqs [][]int, promptLens []int, temp float64) ([][]float64, int64, error) {
 	out := make([][]float64, len(seqs))
+	var flops int64
 	const chunk = 64
 	for lo := 0; lo < len(seqs); lo += chunk {
 		hi := min(lo+chunk, len(seqs))
-		b, err := model.NewBatch(seqs[lo:hi])
+		b, err := l.newBatch(model, seqs[lo:hi])
 		if err != nil {
-			return nil, fmt.Errorf("rl: %w", err)
+			return nil, 0, fmt.Errorf("rl: %w", err)
 		}
+		flops += b.ForwardFLOPs(model.Config)
 		lp := mat.Data[float32](model.TokenLogProbs(b, model.Logits(b), temp).Value())
 		for i := lo; i < hi; i++ {
 			s := seqs[i]
 			for t := promptLens[i]; t < len(s); t++ {
-				out[i] = append(out[i], float64(lp[b.Row(i-lo, t-1)]))
+				out[i] = append(out[i], float64(lp[b.Target(i-lo, t-1)]))
 			}
 		}
 	}
-	return out, nil
+	return out, flops, nil
 }
 
 func allEqual(xs []float64) bool {

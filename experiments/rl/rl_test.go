@@ -616,6 +616,7 @@ func withDefaults(c Config) Config {
 	}
 	c.MaxGradNorm, c.Advantage, c.ClipLow, c.ClipHigh, c.LossAgg = d.MaxGradNorm, d.Advantage, d.ClipLow, d.ClipHigh, d.LossAgg
 	c.Epochs, c.Minibatches, c.TISCap = d.Epochs, d.Minibatches, d.TISCap
+	c.TreePacking = d.TreePacking
 	return c
 }
 
@@ -740,30 +741,42 @@ func TestEvalMarks(t *testing.T) {
 	}
 }
 
-// budget/train_flops counts every sequence position of the batch at its
-// context's forward FLOPs, 1 + 3·epochs times; the _cum metric adds up.
+// budget/train_flops counts what runs, 1 + 3·epochs passes over the
+// batch: per leaf, every sequence position at its context's forward FLOPs;
+// packed, every distinct prefix of the batch's sequences once. The _cum
+// metric adds up.
 func TestTrainFLOPs(t *testing.T) {
-	loop, err := New(smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, FilterGroups: false, Epochs: 2}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	loop.s.Train.Epochs = 2
-	var cum float64
-	for _, res := range runAll(t, loop) {
-		var want int64
-		for _, sg := range res.Groups {
-			for _, leaf := range sg.Group.Leaves() {
-				for c := 1; c <= len(sg.Group.Prompt)+len(leaf.Response()); c++ {
-					want += 7 * loop.s.Policy.Config.ForwardFLOPs(c)
+	for _, packed := range []bool{false, true} {
+		s := smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, FilterGroups: false, Epochs: 2})
+		s.Strategy, _ = search.NewStrategy("entropy_tree", map[string]string{"m": "2", "n": "2", "l": "1", "t": "2"})
+		s.Train.TreePacking = OnByDefault(packed)
+		loop, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loop.s.Train.Epochs = 2
+		var cum float64
+		for _, res := range runAll(t, loop) {
+			var want int64
+			prefixes := map[string]bool{}
+			for _, sg := range res.Groups {
+				for _, leaf := range sg.Group.Leaves() {
+					seq := append(slices.Clone(sg.Group.Prompt), leaf.Response()...)
+					for c := 1; c <= len(seq); c++ {
+						if k := fmt.Sprint(seq[:c]); !packed || !prefixes[k] {
+							prefixes[k] = true
+							want += 7 * loop.s.Policy.Config.ForwardFLOPs(c)
+						}
+					}
 				}
 			}
-		}
-		cum += float64(want)
-		if got := res.Metrics["budget/train_flops"]; got != float64(want) || want == 0 {
-			t.Errorf("step %d: train flops %v, want %d", res.Step, got, want)
-		}
-		if got := res.Metrics["budget/train_flops_cum"]; got != cum {
-			t.Errorf("step %d: train flops cum %v, want %v", res.Step, got, cum)
+			cum += float64(want)
+			if got := res.Metrics["budget/train_flops"]; got != float64(want) || want == 0 {
+				t.Errorf("packed %v: step %d: train flops %v, want %d", packed, res.Step, got, want)
+			}
+			if got := res.Metrics["budget/train_flops_cum"]; got != cum {
+				t.Errorf("packed %v: step %d: train flops cum %v, want %v", packed, res.Step, got, cum)
+			}
 		}
 	}
 }

@@ -98,6 +98,14 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 			return nil, nil, err
 		}
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i], Filtered: s.Train.FilterGroups && allEqual(g.Rewards())}
+		if s.Reward != nil {
+			leaves := g.Leaves()
+			ps, texts := make([]task.Prompt, len(leaves)), make([]string, len(leaves))
+			for k, leaf := range leaves {
+				ps[k], texts[k] = prompts[i], s.Tokenizer.ResponseText(leaf.Response())
+			}
+			out[i].ScoreFLOPs = s.Reward.ScoringFLOPs(ps, texts)
+		}
 	}
 	return out, engine, nil
 }

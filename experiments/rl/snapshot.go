@@ -22,7 +22,9 @@ type snapshot struct {
 	// TrainFLOPsCum is budget/train_flops_cum (0 in snapshots older than
 	// it).
 	TrainFLOPsCum int64
-	Buffer        []bufferedGroup
+	// FLOPsCum is budget/total_flops_cum (0 in snapshots older than it).
+	FLOPsCum int64
+	Buffer   []bufferedGroup
 }
 
 // bufferedGroup is a stale group as its binary record (package record),
@@ -42,7 +44,7 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum, FLOPsCum: l.flopsCum}
 	for _, b := range l.buffer {
 		rec, err := b.group.Record(b.prompt.Text, l.s.Tokenizer.ResponseText).AppendBinary(nil)
 		if err != nil {
@@ -70,7 +72,7 @@ func (l *Loop) Restore(b []byte) error {
 	if err := l.trainer.UnmarshalState(s.Optimizer); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum
+	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum, l.flopsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum, s.FLOPsCum
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
 		var rec record.Group

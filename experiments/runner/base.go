@@ -120,6 +120,6 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 	return rl.Setup{
 		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
 		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8,
-		EvalEveryTokens: c.Eval.EveryTokens, Reward: mix, Train: c.Train, Seed: seed,
+		EvalEveryTokens: c.Eval.EveryTokens, EvalEveryFLOPs: c.Eval.EveryFLOPs, Reward: mix, Train: c.Train, Seed: seed,
 	}, nil
 }

@@ -158,6 +158,12 @@ const checkpointBlob = "state"
 // and within one group's longest possible cost of it.
 const tokensMarkMetric = "eval/tokens_mark"
 
+// flopsMarkMetric is recorded with an evaluation made at a multiple of
+// eval.every_flops: the mark, in total FLOPs (0 for the base policy's
+// evaluation at step 0). The step's budget/total_flops_cum is at most the
+// mark.
+const flopsMarkMetric = "eval/flops_mark"
+
 // Run runs the configuration's runs into the store. Cancelling ctx stops
 // every run once the step it is computing commits (a step in flight is
 // finished and committed, never abandoned): each is recorded as stopped
@@ -523,6 +529,9 @@ func (j *job) baseEvaluation() error {
 	if j.cfg.Config.Eval.EveryTokens > 0 {
 		m[tokensMarkMetric] = 0
 	}
+	if j.cfg.Config.Eval.EveryFLOPs > 0 {
+		m[flopsMarkMetric] = 0
+	}
 	j.elapsed += time.Since(start)
 	if err := j.store.CommitStep(j.cfg.ID, tracking.StepRecord{Step: 0, Metrics: m, Elapsed: j.elapsed}); err != nil {
 		return err
@@ -542,12 +551,15 @@ func (j *job) step(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || res.Mark > 0 || loop.Done() {
+	if (c.Eval.Every > 0 && res.Step%c.Eval.Every == 0) || res.Mark > 0 || res.FLOPsMark > 0 || loop.Done() {
 		if err := j.evaluate(res.Metrics); err != nil {
 			return err
 		}
 		if res.Mark > 0 {
 			res.Metrics[tokensMarkMetric] = float64(res.Mark)
+		}
+		if res.FLOPsMark > 0 {
+			res.Metrics[flopsMarkMetric] = float64(res.FLOPsMark)
 		}
 	}
 	state, err := loop.Snapshot()

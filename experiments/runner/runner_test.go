@@ -798,3 +798,47 @@ func TestLoadsAndInterleave(t *testing.T) {
 		t.Errorf("interleaved runs started in seed order %v, want 1 1 2 2", seeds)
 	}
 }
+
+// With eval.every_flops E, every run of every variant is evaluated at
+// FLOPs marks 0, E, 2E, … (eval/flops_mark), the same in every run, each
+// at a step whose cumulative total FLOPs are at most the mark; the runs end
+// at train.total_flops, evaluated, never past it.
+func TestEvalAtFLOPsMarks(t *testing.T) {
+	const total, every = 2.4e10, 8e9
+	dir := t.TempDir()
+	f := writeConfig(t, dir,
+		fmt.Sprintf("{steps: 0, total_tokens: 0, total_flops: %g, prompts_per_step: 2, max_resample_rounds: 1, lr: 1.0e-3, max_staleness: 1, correction: tis}", total),
+		fmt.Sprintf("{every: 0, every_flops: %g, prompts: 4, samples: 2, k: 2}", every))
+	path := filepath.Join(dir, "marks.db")
+	if s := runInto(t, f, path, 2); s.Finished != 4 {
+		t.Fatalf("summary %+v", s)
+	}
+	for _, r := range f.Runs() {
+		rows := series(t, path)[r.ID]
+		var marks []float64
+		for i, m := range rows {
+			if cum := m["budget/total_flops_cum"]; cum > total {
+				t.Errorf("run %s step %d: %v FLOPs, past train.total_flops", r.ID, i, cum)
+			}
+			mark, hasMark := m["eval/flops_mark"]
+			_, evaluated := m["eval/acc"]
+			if hasMark && !evaluated {
+				t.Errorf("run %s step %d: a mark without an evaluation", r.ID, i)
+			}
+			if !hasMark {
+				continue
+			}
+			if cum := m["budget/total_flops_cum"]; cum > mark {
+				t.Errorf("run %s step %d: mark %v at %v FLOPs, past it", r.ID, i, mark, cum)
+			}
+			marks = append(marks, mark)
+		}
+		if !slices.Equal(marks, []float64{0, every, 2 * every, 3 * every}) {
+			t.Errorf("run %s (%s): marks %v, want 0, %g, %g, %g", r.ID, r.Variant, marks, every, 2*every, 3*every)
+		}
+		last := rows[len(rows)-1]
+		if _, ok := last["eval/acc"]; !ok || last["budget/unspent_flops"] != total-last["budget/total_flops_cum"] {
+			t.Errorf("run %s: ends at %v FLOPs (unspent %v, evaluated %v), want the rest of %g recorded", r.ID, last["budget/total_flops_cum"], last["budget/unspent_flops"], ok, total)
+		}
+	}
+}

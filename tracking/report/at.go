@@ -34,9 +34,16 @@ const (
 	// AtTrainFLOPs is the last value recorded at a step whose cumulative
 	// training-FLOP count (Options.FLOPsMetric) is at most F.
 	AtTrainFLOPs AtKind = "train_flops"
+	// AtFLOPs is the value recorded by the evaluation a run made at its
+	// total-FLOP mark F (Options.FLOPsMarkMetric): comparisons at equal
+	// total compute (sampling, scoring and updates), on evaluation marks
+	// only. An F at which a run has no evaluation is an error listing the
+	// marks every run has.
+	AtFLOPs AtKind = "flops"
 )
 
-// At is a parsed `final | best | step:N | tokens:T | train_flops:F`.
+// At is a parsed `final | best | step:N | tokens:T | flops:F |
+// train_flops:F`.
 type At struct {
 	Kind   AtKind
 	Step   int
@@ -67,9 +74,9 @@ func parseCount(arg string) (float64, bool) {
 	return f * mult, true
 }
 
-// ParseAt parses `final`, `best`, `step:N`, `tokens:T` or `train_flops:F`
-// (T and F may use a k, M, G, T or P suffix, e.g. tokens:2M; F also an
-// exponent, e.g. train_flops:3e12).
+// ParseAt parses `final`, `best`, `step:N`, `tokens:T`, `flops:F` or
+// `train_flops:F` (T and F may use a k, M, G, T or P suffix, e.g.
+// tokens:2M; F also an exponent, e.g. train_flops:3e12).
 func ParseAt(s string) (At, error) {
 	kind, arg, hasArg := strings.Cut(s, ":")
 	switch AtKind(kind) {
@@ -96,8 +103,14 @@ func ParseAt(s string) (At, error) {
 			return At{}, fmt.Errorf("--at %q: want train_flops:F with F a FLOP count ≥ 0 (e.g. train_flops:3e12 or train_flops:3T)", s)
 		}
 		return At{Kind: AtTrainFLOPs, FLOPs: f}, nil
+	case AtFLOPs:
+		f, ok := parseCount(arg)
+		if !ok {
+			return At{}, fmt.Errorf("--at %q: want flops:F with F a FLOP mark ≥ 0 (e.g. flops:2e13 or flops:20T)", s)
+		}
+		return At{Kind: AtFLOPs, FLOPs: f}, nil
 	}
-	return At{}, fmt.Errorf("--at %q: want final, best, step:N, tokens:T or train_flops:F", s)
+	return At{}, fmt.Errorf("--at %q: want final, best, step:N, tokens:T, flops:F or train_flops:F", s)
 }
 
 // String returns the form ParseAt reads.
@@ -107,8 +120,8 @@ func (a At) String() string {
 		return fmt.Sprintf("step:%d", a.Step)
 	case AtTokens:
 		return fmt.Sprintf("tokens:%d", a.Tokens)
-	case AtTrainFLOPs:
-		return "train_flops:" + strconv.FormatFloat(a.FLOPs, 'g', -1, 64)
+	case AtTrainFLOPs, AtFLOPs:
+		return string(a.Kind) + ":" + strconv.FormatFloat(a.FLOPs, 'g', -1, 64)
 	case "":
 		return string(AtFinal)
 	}
@@ -127,6 +140,8 @@ func (a At) Axis() string {
 		return fmt.Sprintf("at %d sampled tokens (evaluation mark)", a.Tokens)
 	case AtTrainFLOPs:
 		return fmt.Sprintf("at %s training FLOPs (each run's last row at or below)", strconv.FormatFloat(a.FLOPs, 'g', 4, 64))
+	case AtFLOPs:
+		return fmt.Sprintf("at %s total FLOPs (evaluation mark)", strconv.FormatFloat(a.FLOPs, 'g', 4, 64))
 	}
 	return "at the end of each run"
 }

@@ -22,13 +22,14 @@ type offPoints struct {
 	minStep  int
 	minFLOPs float64
 	finished bool
-	// tokens says whether marks are counted (for an At tokens report).
-	tokens bool
+	// kind is the report's point: marks are counted for At tokens (token
+	// counts of rows and evaluation marks) and At flops (FLOPs marks).
+	kind AtKind
 }
 
 func newOffPoints(kind AtKind) *offPoints {
 	return &offPoints{off: map[string][]offRun{}, marks: map[string]map[int64]int{}, runs: map[string]int{},
-		minStep: math.MaxInt, minFLOPs: math.Inf(1), tokens: kind == AtTokens}
+		minStep: math.MaxInt, minFLOPs: math.Inf(1), kind: kind}
 }
 
 type offRun struct {
@@ -48,7 +49,7 @@ func (o *offPoints) note(metric string, s, marks *tracking.Series, r tracking.Ru
 		o.finished = true
 		o.minStep = min(o.minStep, r.LastStep)
 	}
-	if !o.tokens {
+	if o.kind != AtTokens && o.kind != AtFLOPs {
 		return
 	}
 	if o.marks[metric] == nil {
@@ -56,8 +57,10 @@ func (o *offPoints) note(metric string, s, marks *tracking.Series, r tracking.Ru
 	}
 	o.runs[metric]++
 	seen := map[int64]bool{}
-	for _, t := range s.Tokens {
-		seen[t] = true
+	if o.kind == AtTokens {
+		for _, t := range s.Tokens {
+			seen[t] = true
+		}
 	}
 	if marks != nil {
 		for i, v := range marks.Values {
@@ -103,6 +106,18 @@ func (o *offPoints) err(at At, metrics []string, flopsMetric string) error {
 // hint says which points every run has.
 func (o *offPoints) hint(at At, metric, why string) string {
 	switch at.Kind {
+	case AtFLOPs:
+		var common []int64
+		for f, n := range o.marks[metric] {
+			if n == o.runs[metric] {
+				common = append(common, f)
+			}
+		}
+		if len(common) == 0 {
+			return fmt.Sprintf("no FLOPs mark has a row of %s in every run", metric)
+		}
+		slices.Sort(common)
+		return fmt.Sprintf("FLOPs marks where every run has a row of %s: %s", metric, listMarks(common))
 	case AtTokens:
 		var common []int64
 		for t, n := range o.marks[metric] {

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rollout-rl/rollout/tracking"
@@ -72,6 +73,23 @@ type Options struct {
 	// row's cumulative token count may fall short of T. Empty, or a run
 	// without it, means rows whose cumulative token count is exactly T.
 	MarkMetric string
+	// FLOPsMarkMetric is the metric an evaluation at a total-FLOP mark
+	// records the mark in (its value F), which At flops reads: the only
+	// rows it compares at.
+	FLOPsMarkMetric string
+}
+
+// markMetric is the metric holding the evaluation marks the point at is
+// taken on: MarkMetric for At tokens, FLOPsMarkMetric for At flops; empty
+// for the other points.
+func (o *Options) markMetric(at At) string {
+	switch at.Kind {
+	case AtTokens:
+		return o.MarkMetric
+	case AtFLOPs:
+		return o.FLOPsMarkMetric
+	}
+	return ""
 }
 
 func (o *Options) minimize(metric string) bool { return o.Minimize != nil && o.Minimize(metric) }
@@ -129,6 +147,9 @@ func Build(src Source, experiment string, opts Options) (*Report, error) {
 	}
 	if opts.At.Kind == AtTrainFLOPs && opts.FLOPsMetric == "" {
 		return nil, fmt.Errorf("report: at %s: no training-FLOP metric given", opts.At)
+	}
+	if opts.At.Kind == AtFLOPs && opts.FLOPsMarkMetric == "" {
+		return nil, fmt.Errorf("report: at %s: no FLOPs-mark metric given", opts.At)
 	}
 	metrics := opts.Metrics
 	if len(metrics) == 0 {
@@ -189,9 +210,10 @@ func buildRow(src Source, v variantRuns, metrics []string, opts *Options, off *o
 	if opts.At.Kind == AtTrainFLOPs {
 		names = append(slices.Clip(metrics), opts.FLOPsMetric)
 	}
-	withMarks := opts.At.Kind == AtTokens && opts.MarkMetric != ""
+	markMetric := opts.markMetric(opts.At)
+	withMarks := markMetric != ""
 	if withMarks {
-		names = append(slices.Clip(metrics), opts.MarkMetric)
+		names = append(slices.Clip(metrics), markMetric)
 	}
 	for _, r := range v.Runs {
 		if r.Status != tracking.StatusFinished {
@@ -211,7 +233,9 @@ func buildRow(src Source, v variantRuns, metrics []string, opts *Options, off *o
 		for i, m := range metrics {
 			c := &row.Cells[i]
 			val, ok, why, atMark := markValue(&series[i], marks, opts.At)
-			if !atMark {
+			if !atMark && opts.At.Kind == AtFLOPs {
+				why = flopsMarkMissing(marks, r, opts.At.FLOPs)
+			} else if !atMark {
 				val, ok, why = valueAt(&series[i], flops, r, opts.At, opts.minimize(m))
 			}
 			switch {
@@ -361,19 +385,39 @@ func valueAt(s, flops *tracking.Series, r tracking.Run, at At, minimize bool) (v
 // when the run recorded no such mark (or at is not a tokens point): the
 // caller then looks for a row at exactly that many tokens.
 func markValue(s, marks *tracking.Series, at At) (val float64, ok bool, why string, atMark bool) {
-	if at.Kind != AtTokens || marks == nil {
+	mark, unit := float64(at.Tokens), "token"
+	switch {
+	case marks == nil:
+		return 0, false, "", false
+	case at.Kind == AtFLOPs:
+		mark, unit = at.FLOPs, "FLOP"
+	case at.Kind != AtTokens:
 		return 0, false, "", false
 	}
-	i := slices.Index(marks.Values, float64(at.Tokens))
+	i := slices.Index(marks.Values, mark)
 	if i < 0 {
 		return 0, false, "", false
 	}
 	step := marks.Steps[i]
 	j, found := slices.BinarySearch(s.Steps, step)
 	if !found {
-		return 0, false, fmt.Sprintf("has no row at its %d-token mark (step %d)", at.Tokens, step), true
+		return 0, false, fmt.Sprintf("has no row at its %s-%s mark (step %d)", strconv.FormatFloat(mark, 'g', -1, 64), unit, step), true
 	}
 	return s.Values[j], true, "", true
+}
+
+// flopsMarkMissing says why a run has no evaluation at FLOPs mark f: it
+// made none there though it went past it or finished, or it evaluates at
+// no FLOPs marks at all. It is empty for a run still running that has not
+// reached f.
+func flopsMarkMissing(marks *tracking.Series, r tracking.Run, f float64) string {
+	if marks == nil || marks.Len() == 0 {
+		return "evaluated at no FLOPs marks (eval.every_flops)"
+	}
+	if last := marks.Values[marks.Len()-1]; f < last || r.Status == tracking.StatusFinished {
+		return fmt.Sprintf("has no evaluation at %s FLOPs", strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return ""
 }
 
 // tokensValue is the metric's value at the row whose cumulative sampled

@@ -223,6 +223,10 @@ func TestParseAt(t *testing.T) {
 		{"train_flops:3e12", At{Kind: AtTrainFLOPs, FLOPs: 3e12}, false},
 		{"train_flops:2T", At{Kind: AtTrainFLOPs, FLOPs: 2e12}, false},
 		{"train_flops:", At{}, true},
+		{"flops:2e13", At{Kind: AtFLOPs, FLOPs: 2e13}, false},
+		{"flops:20T", At{Kind: AtFLOPs, FLOPs: 2e13}, false},
+		{"flops:", At{}, true},
+		{"flops:-5", At{}, true},
 		{"train_flops:-1", At{}, true},
 		{"step:-1", At{}, true},
 		{"step:", At{}, true},
@@ -470,5 +474,61 @@ func TestReportTokensAtMarks(t *testing.T) {
 	// Without the mark metric only exact token counts match.
 	if _, err := Build(s, "e", Options{Metrics: []string{"acc"}, At: At{Kind: AtTokens, Tokens: 100}}); err == nil {
 		t.Error("tokens:100 without a mark metric: no error")
+	}
+}
+
+// TestReportFLOPsAtMarks: flops:F takes each run's evaluation at total-FLOPs
+// mark F (the row whose FLOPs-mark metric is F), on marks only: an F that
+// is not a mark of every run is an error listing those that are.
+func TestReportFLOPsAtMarks(t *testing.T) {
+	s := newStore(t)
+	s.PutExperiment(tracking.Experiment{Name: "e"})
+	for i := range 2 {
+		id := fmt.Sprintf("r%d", i)
+		addRun(t, s, "e", id, "v", int64(i), "")
+		for step := range 5 {
+			m := map[string]float64{"reward": float64(10*i + step)}
+			if mark, ok := map[int]float64{0: 0, 2: 1e12, 4: 2e12}[step]; ok {
+				m["acc"], m["fmark"] = float64(100*i+step), mark
+			}
+			commit(t, s, id, step, int64(10*step), m)
+		}
+		finish(t, s, id)
+	}
+	for _, tc := range []struct {
+		at      float64
+		metric  string
+		want    []float64 // per run, seed order
+		wantErr string
+	}{
+		{at: 0, metric: "acc", want: []float64{0, 100}},
+		{at: 1e12, metric: "acc", want: []float64{2, 102}},
+		{at: 2e12, metric: "reward", want: []float64{4, 14}},
+		{at: 1.5e12, metric: "acc", wantErr: "has no evaluation at 1.5e+12 FLOPs (and 1 more runs); FLOPs marks where every run has a row of acc: 0, 1000000000000, 2000000000000"},
+		{at: 3e12, metric: "acc", wantErr: "has no evaluation at 3e+12 FLOPs"},
+	} {
+		rep, err := Build(s, "e", Options{Metrics: []string{tc.metric}, At: At{Kind: AtFLOPs, FLOPs: tc.at}, FLOPsMarkMetric: "fmark"})
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("flops:%g %s: err %v, want %q", tc.at, tc.metric, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("flops:%g %s: %v", tc.at, tc.metric, err)
+			continue
+		}
+		if got := rep.Rows[0].Cells[0].Values; !slices.Equal(got, tc.want) {
+			t.Errorf("flops:%g %s = %v, want %v", tc.at, tc.metric, got, tc.want)
+		}
+		if want := fmt.Sprintf("at %g total FLOPs (evaluation mark)", tc.at); rep.At.Axis() != want {
+			t.Errorf("flops:%g: axis %q, want %q", tc.at, rep.At.Axis(), want)
+		}
+	}
+	if _, err := Build(s, "e", Options{Metrics: []string{"acc"}, At: At{Kind: AtFLOPs, FLOPs: 1e12}}); err == nil {
+		t.Error("flops:1e12 without a FLOPs-mark metric: no error")
+	}
+	if _, err := Build(s, "e", Options{Metrics: []string{"acc"}, At: At{Kind: AtFLOPs, FLOPs: 1e12}, FLOPsMarkMetric: "none"}); err == nil || !strings.Contains(err.Error(), "evaluated at no FLOPs marks") {
+		t.Errorf("flops:1e12 on runs without marks: err %v", err)
 	}
 }
