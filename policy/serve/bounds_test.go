@@ -129,7 +129,9 @@ func measured(t testing.TB, url, body string) (int, []byte, uint64) {
 func TestBoundsInEveryCombination(t *testing.T) {
 	c, _, url := boundsServer(t)
 	tokens := func(n int) string { return "[1" + strings.Repeat(",4", n-1) + "]" }
-	many := func(item string, k int) string { return "[" + strings.TrimSuffix(strings.Repeat(item+",", k), ",") + "]" }
+	many := func(item string, k int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+",", k), ",") + "]"
+	}
 	prompts := map[string]string{
 		"one text":            `"ab"`,
 		"long text":           `"` + strings.Repeat("a", boundsSeq-2) + `"`,

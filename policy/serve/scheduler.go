@@ -13,13 +13,13 @@ import (
 // job is one completions request in the scheduler's hands. The scheduler
 // writes its fields; the handler reads them once done is closed.
 type job struct {
-	ctx  context.Context
-	req  *request
-	seqs []*sequence // prompt-major: seqs[p*n+c] is completion c of prompt p
-	live   int // sequences still decoding
-	scored int // sequences scored, once decoded (logprobs)
+	ctx    context.Context
+	req    *request
+	seqs   []*sequence // prompt-major: seqs[p*n+c] is completion c of prompt p
+	live   int         // sequences still decoding
+	scored int         // sequences scored, once decoded (logprobs)
 	err    *APIError
-	done chan struct{}
+	done   chan struct{}
 }
 
 func newJob(ctx context.Context, req *request) *job {
