@@ -370,7 +370,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		if e == nil {
 			if err := json.Unmarshal(data, out); err != nil {
 				return &Error{URL: url, Status: http.StatusOK, Attempts: attempt, Err: err,
-					Message: fmt.Sprintf("malformed answer (%s): %s", jsonProblem(err), snippet(data))}
+					Message: fmt.Sprintf("malformed JSON in the answer (%s): %s", jsonProblem(err, len(data)), snippet(data))}
 			}
 			return nil
 		}
@@ -396,9 +396,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 }
 
-// jsonProblem says what is wrong with a JSON answer, in the answer's
-// terms rather than Go's.
-func jsonProblem(err error) string {
+// jsonProblem says what is wrong with a JSON answer of n bytes, in the
+// answer's terms rather than Go's.
+func jsonProblem(err error, n int) string {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -406,6 +406,8 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("%s is a JSON %s, want %s", te.Field, te.Value, jsonKind(te.Type.Kind()))
 	case errors.As(err, &te):
 		return fmt.Sprintf("a JSON %s where an object is expected", te.Value)
+	case errors.As(err, &se) && se.Offset >= int64(n):
+		return "it ends before the JSON does"
 	case errors.As(err, &se):
 		return fmt.Sprintf("not valid JSON at byte %d", se.Offset)
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -515,19 +517,19 @@ func (c *Client) readAnswer(resp *http.Response) ([]byte, error) {
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(resp.Body)
 		if err != nil {
-			return nil, &answerError{msg: fmt.Sprintf("the answer (status %d) is not valid gzip", resp.StatusCode), err: err}
+			return nil, &answerError{msg: "the answer is not valid gzip", err: err}
 		}
 		defer zr.Close()
 		body = zr
 	case "deflate":
 		zr, err := zlib.NewReader(resp.Body)
 		if err != nil {
-			return nil, &answerError{msg: fmt.Sprintf("the answer (status %d) is not valid deflate (zlib) data", resp.StatusCode), err: err}
+			return nil, &answerError{msg: "the answer is not valid deflate (zlib) data", err: err}
 		}
 		defer zr.Close()
 		body = zr
 	default:
-		return nil, &answerError{msg: fmt.Sprintf("the answer (status %d) is in the encoding %q, which this client does not read (it asks for gzip or deflate)", resp.StatusCode, enc)}
+		return nil, &answerError{msg: fmt.Sprintf("the answer is in the encoding %q, which this client does not read (it asks for gzip or deflate)", enc)}
 	}
 	data, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if int64(len(data)) > limit {
@@ -535,10 +537,10 @@ func (c *Client) readAnswer(resp *http.Response) ([]byte, error) {
 		if enc != "" && enc != "identity" {
 			what = "the answer, decompressed,"
 		}
-		return nil, &answerError{msg: fmt.Sprintf("%s (status %d) is larger than the client's limit of %d bytes: ask for less (n, max_tokens, logprobs) or raise the limit", what, resp.StatusCode, limit)}
+		return nil, &answerError{msg: fmt.Sprintf("%s is larger than the client's limit of %d bytes: ask for less (n, max_tokens, logprobs) or raise the limit", what, limit)}
 	}
 	if err != nil {
-		return nil, &answerError{msg: fmt.Sprintf("the answer (status %d) was cut short after %d bytes: %s", resp.StatusCode, len(data), readProblem(err)), err: err}
+		return nil, &answerError{msg: fmt.Sprintf("the answer was cut short after %d bytes: %s", len(data), readProblem(err)), err: err}
 	}
 	return data, nil
 }
