@@ -456,3 +456,26 @@ func TestSlowClientsAreCut(t *testing.T) {
 		}
 	}
 }
+
+// A request not answered within RequestTimeout is answered 503 and
+// dropped.
+func TestRequestTimeout(t *testing.T) {
+	c := &counting{fakeBackend: newFake(t, endless, 64)}
+	release := make(chan struct{})
+	var once sync.Once
+	c.beforeStep = func(int) { once.Do(func() { <-release }) }
+	srv, url := startServer(t, c, Options{RequestTimeout: 50 * time.Millisecond})
+	code, body := post(t, url, `{"prompt": "a", "max_tokens": 40}`)
+	close(release)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "not answered within the server's limit of 50ms") {
+		t.Errorf("status %d: %s", code, body)
+	}
+	// The scheduler drops it at its next step; the deadline only keeps a
+	// broken scheduler from hanging the test.
+	for deadline := time.Now().Add(10 * time.Second); (srv.Stats().Cancelled == 0 || c.Live() != 0) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if st := srv.Stats(); st.Cancelled != 1 || c.Live() != 0 {
+		t.Errorf("stats %+v, %d states live; want the request cancelled and its states released", st, c.Live())
+	}
+}

@@ -258,7 +258,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 				Message: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)})
 			return
 		}
-		writeError(w, badParam("", "read request body: %v", err))
+		writeError(w, badParam("", "the request body could not be read: the connection failed or the body came too slowly (within %v)", s.opts.ReadTimeout))
 		return
 	}
 	req, apiErr := s.decodeRequest(body)
