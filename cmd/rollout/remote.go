@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -105,6 +106,10 @@ func (r *remoteFlags) dial(ctx context.Context) (*remote.Sampler, error) {
 		APIKey: r.apiKey(r.cmd.ErrOrStderr()), MaxAnswerBytes: r.maxAnswer << 20}, r.model)
 	if errors.Is(err, remote.ErrModel) {
 		return nil, usageError{fmt.Errorf("--model: %w", err)}
+	}
+	var oe *openai.Error
+	if errors.As(err, &oe) && oe.Status == http.StatusUnauthorized {
+		return nil, fmt.Errorf("--policy: %w (a key is read from $%s; --api-key-env names another variable)", err, r.keyEnv)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--policy: %w", err)

@@ -152,7 +152,7 @@ func TestRemoteKey(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no key", map[string]string{"OPENAI_API_KEY": ""}, sample, 1, url + "/v1/models: 401 Unauthorized: this server requires an API key"},
+		{"no key", map[string]string{"OPENAI_API_KEY": ""}, sample, 1, url + "/v1/models: 401 Unauthorized: this server requires an API key: send it as the header \"Authorization: Bearer KEY\" (a key is read from $OPENAI_API_KEY; --api-key-env names another variable)"},
 		{"wrong key", map[string]string{"OPENAI_API_KEY": "nope"}, sample, 1, "401 Unauthorized: incorrect API key provided"},
 		{"OPENAI_API_KEY", map[string]string{"OPENAI_API_KEY": "k3y"}, sample, 0, "strategy flat: 2 trees"},
 		{"--api-key-env", map[string]string{"OPENAI_API_KEY": "", "MY_KEY": "k3y"}, append(sample, "--api-key-env", "MY_KEY"), 0, "strategy flat: 2 trees"},
