@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/serve"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/ui"
 )
@@ -98,14 +99,18 @@ func newUIHandler(path string) (*ui.Handler, error) {
 	})
 }
 
+// uiMaxConnections is the most connections the dashboard holds open.
+const uiMaxConnections = 256
+
 // serveUI serves h on ln until ctx is done, then lets requests in flight
 // finish (up to 5 s). A request is read within 30 s (headers within 10 s)
-// and answered within 5 min; an idle connection is closed after 60 s.
+// and answered within 5 min; an idle connection is closed after 60 s; at
+// most uiMaxConnections are open at once.
 func serveUI(ctx context.Context, ln net.Listener, h http.Handler, errw io.Writer) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 5 * time.Minute, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(serve.LimitListener(ln, uiMaxConnections)) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -302,6 +303,11 @@ func TestDisconnectCancelsWork(t *testing.T) {
 	}
 	cancel()
 	<-gone
+	// The server notices the client's going when its connection closes:
+	// the handler then returns, releasing its slot.
+	for deadline := time.Now().Add(10 * time.Second); len(srv.held) > 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	prefilled := c.work().prefilled
 	close(release)
 	if code := <-busy; code != http.StatusOK {
@@ -478,4 +484,60 @@ func TestRequestTimeout(t *testing.T) {
 	if st := srv.Stats(); st.Cancelled != 1 || c.Live() != 0 {
 		t.Errorf("stats %+v, %d states live; want the request cancelled and its states released", st, c.Live())
 	}
+}
+
+// A limited listener holds at most n connections: the next is accepted
+// once one closes, and Close ends a waiting Accept.
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := LimitListener(inner, 2)
+	accepted := make(chan net.Conn, 3)
+	acceptErr := make(chan error, 1)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				acceptErr <- err
+				return
+			}
+			accepted <- c
+		}
+	}()
+	var clients []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients = append(clients, c)
+	}
+	first, second := <-accepted, <-accepted
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted while two were open")
+	case <-time.After(50 * time.Millisecond): // a correct listener never accepts it: no false failure
+	}
+	first.Close()
+	first.Close() // a second close frees no second slot
+	select {
+	case third := <-accepted:
+		third.Close()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the third connection was not accepted after one closed")
+	}
+	// Close ends the Accept waiting meanwhile.
+	ln.Close()
+	select {
+	case err := <-acceptErr:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("Accept after Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Accept still waiting after Close")
+	}
+	second.Close()
 }

@@ -20,7 +20,8 @@
 // steps of the other requests. The server holds at most QueueSize +
 // MaxBatch requests at once (429 beyond), a request that outlives
 // Options.RequestTimeout, or whose client goes away, is dropped at the next
-// step, and bodies are read within Options.ReadTimeout. Only
+// step, bodies are read within Options.ReadTimeout, and Serve holds at
+// most Options.MaxConnections connections open. Only
 // application/json bodies are read (415 otherwise). A Guard
 // (Options.Guard) adds a Host-header check and a bearer key.
 //
@@ -90,6 +91,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// Guard is checked before every request (Host header, API key).
 	Guard Guard
+	// MaxConnections is the most connections Serve holds open at once;
+	// further ones wait to be accepted. Default 4 × (QueueSize + MaxBatch).
+	MaxConnections int
 }
 
 func (o Options) withDefaults() Options {
@@ -116,6 +120,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 60 * time.Second
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = 4 * (o.QueueSize + o.MaxBatch)
 	}
 	return o
 }
@@ -162,7 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { runErr <- s.Run(runCtx) }()
 	hs := s.httpServer()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	go func() { serveErr <- hs.Serve(LimitListener(ln, s.opts.MaxConnections)) }()
 	select {
 	case err := <-serveErr:
 		stopRun()
