@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rollout-rl/rollout/policy/openai"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -44,7 +45,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "rollout:", err)
+		// An error may quote text from outside (a server's message, a
+		// file's line): its control characters are escaped, so that it
+		// cannot drive the terminal.
+		fmt.Fprintln(stderr, "rollout:", openai.Printable(err.Error()))
 		return exitStatus(err)
 	}
 	return exitOK

@@ -15,6 +15,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy/openai"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -347,7 +348,8 @@ func writePassrate(w io.Writer, res *passrate.Result) error {
 		if i == 8 {
 			break
 		}
-		fmt.Fprintf(&b, "| `%s` | %d | %.3f | %.1f%% |\n", c.After, c.Positions, c.Mean, 100*c.Share)
+		// With --policy the character is the server's: escaped if a control.
+		fmt.Fprintf(&b, "| `%s` | %d | %.3f | %.1f%% |\n", openai.Printable(c.After), c.Positions, c.Mean, 100*c.Share)
 	}
 	b.WriteString("\n| method | seconds |\n| --- | --- |\n")
 	names := make([]string, 0, len(res.Seconds))

@@ -20,6 +20,12 @@ import (
 // its URL and the completion tokens its answers reported, summed.
 func serveTiny(t *testing.T) (string, *atomic.Int64) {
 	t.Helper()
+	return serveTinyWith(t, serve.Guard{})
+}
+
+// serveTinyWith is serveTiny behind a guard.
+func serveTinyWith(t *testing.T, g serve.Guard) (string, *atomic.Int64) {
+	t.Helper()
 	cfg, err := policy.Size("tiny")
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +34,7 @@ func serveTiny(t *testing.T) (string, *atomic.Int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := serve.New(policy.NewEngine(m), policy.DefaultTokenizer(), serve.Options{ModelName: "tiny"})
+	srv, err := serve.New(policy.NewEngine(m), policy.DefaultTokenizer(), serve.Options{ModelName: "tiny", Guard: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +131,70 @@ func TestRemoteSampleAndTTC(t *testing.T) {
 				t.Errorf("record of %d nodes, leaves %+v", len(rec.Nodes), rec.Leaves)
 			}
 		})
+	}
+}
+
+// --policy sends the key of $OPENAI_API_KEY (or of --api-key-env's
+// variable) to a server that requires one; a server's error text reaches
+// the terminal with its control characters escaped.
+func TestRemoteKey(t *testing.T) {
+	url, _ := serveTinyWith(t, serve.Guard{Key: "k3y"})
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error": {"message": "\u001b[2J\u001b[31mowned\u001b[0m"}}`)
+	}))
+	defer hostile.Close()
+	sample := []string{"sample", "--policy", url, "--task", "add", "--strategy", "flat", "--strategy-param", "n=2", "--prompt", "1+2"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{"no key", map[string]string{"OPENAI_API_KEY": ""}, sample, 1, url + "/v1/models: 401 Unauthorized: this server requires an API key: send it as the header \"Authorization: Bearer KEY\" (a key is read from $OPENAI_API_KEY; --api-key-env names another variable)"},
+		{"wrong key", map[string]string{"OPENAI_API_KEY": "nope"}, sample, 1, "401 Unauthorized: incorrect API key provided"},
+		{"OPENAI_API_KEY", map[string]string{"OPENAI_API_KEY": "k3y"}, sample, 0, "strategy flat: 2 trees"},
+		{"--api-key-env", map[string]string{"OPENAI_API_KEY": "", "MY_KEY": "k3y"}, append(sample, "--api-key-env", "MY_KEY"), 0, "strategy flat: 2 trees"},
+		{"--api-key-env unset", map[string]string{"MY_KEY": ""}, append(sample, "--api-key-env", "MY_KEY"), 2, "--api-key-env MY_KEY: the variable is not set"},
+		{"--max-answer-mib 0", nil, append(sample, "--max-answer-mib", "0"), 2, "--max-answer-mib 0: want 1 to 1048576"},
+		{"--api-key-env without --policy", nil, []string{"sample", "--api-key-env", "X"}, 2, "--api-key-env: only with --policy"},
+		{"escape codes", nil, []string{"sample", "--policy", hostile.URL, "--task", "add"}, 1, `400 Bad Request: \x1b[2J\x1b[31mowned\x1b[0m`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, out, errOut := rollout(t, tc.args...)
+			text := out
+			if tc.code != 0 {
+				text = errOut
+			}
+			if code != tc.code || !strings.Contains(text, tc.want) || strings.ContainsRune(errOut, 0x1b) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tc.code, tc.want)
+			}
+		})
+	}
+}
+
+// A key about to cross the network over plain HTTP is warned about.
+func TestRemoteKeyWarning(t *testing.T) {
+	t.Setenv("ROLLOUT_TEST_KEY", "k")
+	for _, tc := range []struct {
+		url  string
+		warn bool
+	}{
+		{"http://127.0.0.1:8000", false},
+		{"http://localhost:8000", false},
+		{"http://[::1]", false},
+		{"https://api.example.com/v1", false},
+		{"http://api.example.com/v1", true},
+		{"http://10.0.0.5:8000", true},
+	} {
+		var b bytes.Buffer
+		r := remoteFlags{url: tc.url, keyEnv: "ROLLOUT_TEST_KEY"}
+		if key := r.apiKey(&b); key != "k" || strings.Contains(b.String(), "sent over plain HTTP") != tc.warn {
+			t.Errorf("%s: key %q, warning %q; want a warning: %v", tc.url, key, b.String(), tc.warn)
+		}
 	}
 }

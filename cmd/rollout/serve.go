@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +19,7 @@ func newServeCmd() *cobra.Command {
 	var addr, name, ckpt string
 	var int8 bool
 	var opts serve.Options
+	var key keyFlag
 	cmd := &cobra.Command{
 		Use:   "serve --checkpoint DIR [--addr 127.0.0.1:8000]",
 		Short: "Serve a checkpoint over an OpenAI-compatible completions API (/v1/models, /v1/completions)",
@@ -26,14 +27,30 @@ func newServeCmd() *cobra.Command {
 
 Requests decoded at the same time share the engine's forward passes. A text
 prompt is read as the policy reads it (BOS, the characters, SEP); a response
-ends at EOS or max_tokens. The server listens on loopback unless --addr says
-otherwise, and has no authentication: expose it only on a trusted network.
+ends at EOS or max_tokens.
+
+The server listens on loopback unless --addr says otherwise; there it
+answers requests to localhost or a loopback address only. With a key (the
+file of --api-key-file, else $ROLLOUT_API_KEY) every request must carry
+"Authorization: Bearer KEY" (401 otherwise), as OpenAI clients send it.
+Each request is bounded (prompts × n within --max-batch, every prompt plus
+max_tokens within the model's context), the server holds at most --queue +
+--max-batch requests (429 beyond), a request is dropped when its client
+goes away or after --request-timeout, and bodies must be JSON.
+
 The checkpoint is --checkpoint DIR, as in every command that reads one (a
 directory given as the argument, "rollout serve DIR", is accepted too).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, _, err := net.SplitHostPort(addr); err != nil {
 				return usageError{fmt.Errorf("--addr %q: %w", addr, err)}
+			}
+			if opts.RequestTimeout <= 0 {
+				return usageError{fmt.Errorf("--request-timeout %v: want a positive duration", opts.RequestTimeout)}
+			}
+			apiKey, err := key.load()
+			if err != nil {
+				return err
 			}
 			flag := "--checkpoint"
 			switch {
@@ -60,6 +77,7 @@ directory given as the argument, "rollout serve DIR", is accepted too).`,
 				name = filepath.Base(abs)
 			}
 			opts.ModelName = name
+			opts.Guard = guard(cmd.ErrOrStderr(), addr, apiKey, "use the model", false)
 			srv, err := serve.New(policy.NewEngine(m, engOpts...), tok, opts)
 			if err != nil {
 				return err
@@ -68,8 +86,7 @@ directory given as the argument, "rollout serve DIR", is accepted too).`,
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
-			warnIfExposed(cmd.ErrOrStderr(), ln.Addr())
-			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/v1 (interrupt to stop)\n", name, ln.Addr())
+			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/v1%s (interrupt to stop)\n", name, ln.Addr(), keyNote(apiKey))
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return srv.Serve(ctx, ln)
@@ -82,13 +99,15 @@ directory given as the argument, "rollout serve DIR", is accepted too).`,
 	f.IntVar(&opts.QueueSize, "queue", 64, "requests that may wait for room in the batch before 429")
 	f.IntVar(&opts.MaxBatch, "max-batch", 64, "most sequences decoded together")
 	f.BoolVar(&int8, "int8", false, "decode with int8 weights")
+	f.DurationVar(&opts.RequestTimeout, "request-timeout", 5*time.Minute, "drop a request not answered within this time, queueing included (503)")
+	key.add(cmd)
 	return cmd
 }
 
-// warnIfExposed warns when the server listens beyond loopback.
-func warnIfExposed(w io.Writer, a net.Addr) {
-	if tcp, ok := a.(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
-		return
+// keyNote says in a server's first line that it requires a key.
+func keyNote(key string) string {
+	if key == "" {
+		return ""
 	}
-	fmt.Fprintf(w, "warning: listening on %s, beyond loopback: anyone who can reach it can use the model (there is no authentication)\n", a)
+	return ", API key required"
 }

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/serve"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/ui"
 )
@@ -26,6 +26,7 @@ const defaultUIAddr = "127.0.0.1:8080"
 
 func newUICmd() *cobra.Command {
 	var store, addr string
+	var key keyFlag
 	cmd := &cobra.Command{
 		Use:   "ui [--store PATH] [--addr 127.0.0.1:8080]",
 		Short: "Serve a read-only web dashboard of the store: experiments, reports, curves, runs and rollout trees",
@@ -43,36 +44,41 @@ A page's state is in its URL (reload or share it). Pages of running
 experiments update every 2 s.
 JSON endpoints under /api/ serve the same data. The dashboard only reads:
 it opens the store read-only for each request, as a snapshot while a run
-writes it, and never blocks the writer. Stop it with Ctrl-C.`,
+writes it, and never blocks the writer. Stop it with Ctrl-C.
+
+On loopback (the default) it answers requests to localhost or a loopback
+address only. With a key (the file of --api-key-file, else
+$ROLLOUT_API_KEY) every request must carry it: as "Authorization: Bearer
+KEY" from scripts, or as the password a browser asks for (any user name).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path := storePath(store)
 			if _, err := os.Stat(path); err != nil {
 				return storeOpenError(store, err)
 			}
+			apiKey, err := key.load()
+			if err != nil {
+				return err
+			}
 			h, err := newUIHandler(path)
 			if err != nil {
 				return err
 			}
 			defer h.Close()
-			var served http.Handler = h
-			if w := addrWarning(addr); w != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
-			} else {
-				served = loopbackOnly(h)
-			}
+			served := guard(cmd.ErrOrStderr(), addr, apiKey, "read the whole store", true).Wrap(h)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return usageError{fmt.Errorf("--addr %s: %w", addr, err)}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/ (Ctrl-C stops)\n", path, ln.Addr())
+			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on http://%s/%s (Ctrl-C stops)\n", path, ln.Addr(), keyNote(apiKey))
 			return serveUI(ctx, ln, served, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().StringVar(&addr, "addr", defaultUIAddr, "address to listen on; anything but a loopback address exposes the store to the network")
+	key.add(cmd)
 	return cmd
 }
 
@@ -100,12 +106,18 @@ func newUIHandler(path string) (*ui.Handler, error) {
 	})
 }
 
+// uiMaxConnections is the most connections the dashboard holds open.
+const uiMaxConnections = 256
+
 // serveUI serves h on ln until ctx is done, then lets requests in flight
-// finish (up to 5 s).
+// finish (up to 5 s). A request is read within 30 s (headers within 10 s)
+// and answered within 5 min; an idle connection is closed after 60 s; at
+// most uiMaxConnections are open at once.
 func serveUI(ctx context.Context, ln net.Listener, h http.Handler, errw io.Writer) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 5 * time.Minute, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 64 << 10}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(serve.LimitListener(ln, uiMaxConnections)) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)
@@ -121,44 +133,4 @@ func serveUI(ctx context.Context, ln net.Listener, h http.Handler, errw io.Write
 		return fmt.Errorf("dashboard on %s: %w", ln.Addr(), err)
 	}
 	return nil
-}
-
-// loopbackOnly refuses (403) requests whose Host header names anything but
-// this machine (localhost or a loopback address): served on loopback, the
-// dashboard answers only browsers of this machine, and a web page that
-// makes the browser resolve its own host name to 127.0.0.1 (DNS
-// rebinding) cannot read the store through it.
-func loopbackOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if hp, _, err := net.SplitHostPort(host); err == nil {
-			host = hp
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			http.Error(w, fmt.Sprintf("host %q: this dashboard answers requests to localhost or a loopback address only", r.Host), http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// addrWarning says why an address other than loopback is exposed, or
-// returns "" for a loopback one.
-func addrWarning(addr string) string {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "" // net.Listen reports the malformed address
-	}
-	if host == "localhost" {
-		return ""
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return ""
-	}
-	where := host
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		where = "every network interface"
-	}
-	return fmt.Sprintf("--addr %s: the dashboard listens on %s, not only on this machine: anyone who reaches it can read the whole store (there is no login)", addr, where)
 }

@@ -5,25 +5,42 @@
 // /v1/models, and vLLM's POST /tokenize.
 //
 // A Client bounds the requests it has in flight (Options.Concurrency),
-// gives each attempt a timeout (Options.Timeout) and retries with
-// exponential backoff on 429, 5xx, connection errors, timeouts and bodies
-// cut short (Options.Retries), honouring a 429's Retry-After up to
-// Options.MaxBackoff. Any other failure, and the last one when the
-// retries run out, is an *Error naming the server's URL, the HTTP status
-// and the server's own error message.
+// gives each attempt a timeout (Options.Timeout), reads at most
+// Options.MaxAnswerBytes of an answer, after decompression (gzip or
+// deflate), and retries with exponential backoff where a retry can help:
+// on 429, 500, 502, 503 and 504, connection errors and timeouts
+// (Options.Retries), honouring a 429's Retry-After up to
+// Options.MaxBackoff, with at most Options.RetryConcurrency retries in
+// flight at once. Any other failure (another 4xx, an answer cut short or
+// too large, malformed JSON), and the last one when the retries run out,
+// is an *Error naming the server's URL, the HTTP status and the server's
+// own error message, with terminal control characters escaped.
+//
+// Options.APIKey, when set, is sent as "Authorization: Bearer KEY", which
+// hosted OpenAI-compatible services and `rollout serve` with a key ask
+// for.
 package openai
 
 import (
 	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
+	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Options configures a Client. Zero fields take their defaults.
@@ -39,9 +56,16 @@ type Options struct {
 	// answer. Default 120 s.
 	Timeout time.Duration
 	// Retries is how many times a failed attempt that may succeed later
-	// (429, 5xx, connection error, timeout, body cut short) is retried.
+	// (429, 500, 502, 503, 504, connection error, timeout) is retried.
 	// Default 4; negative: none.
 	Retries int
+	// RetryConcurrency is the most retries in flight at once, so that a
+	// failing server is not sent every request again at once. Default
+	// Concurrency / 4, at least 1.
+	RetryConcurrency int
+	// MaxAnswerBytes bounds an answer's body, decompressed: a longer one
+	// fails (and is not retried). Default 64 MiB.
+	MaxAnswerBytes int64
 	// Backoff is the wait before the first retry; each further retry waits
 	// twice as long, up to MaxBackoff. Defaults 500 ms and 10 s.
 	Backoff, MaxBackoff time.Duration
@@ -52,10 +76,14 @@ type Options struct {
 // Client talks to one OpenAI-compatible server. It is safe for concurrent
 // use.
 type Client struct {
-	base string // without a trailing slash or /v1
-	opts Options
-	sem  chan struct{}
+	base  string // without a trailing slash or /v1
+	opts  Options
+	sem   chan struct{}
+	retry chan struct{} // a slot per retry in flight
 }
+
+// DefaultMaxAnswerBytes is Options.MaxAnswerBytes when zero.
+const DefaultMaxAnswerBytes = 64 << 20
 
 // New returns a client of the server at o.BaseURL.
 func New(o Options) (*Client, error) {
@@ -81,10 +109,16 @@ func New(o Options) (*Client, error) {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = 10 * time.Second
 	}
+	if o.RetryConcurrency <= 0 {
+		o.RetryConcurrency = max(1, o.Concurrency/4)
+	}
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
-	return &Client{base: base, opts: o, sem: make(chan struct{}, o.Concurrency)}, nil
+	return &Client{base: base, opts: o, sem: make(chan struct{}, o.Concurrency), retry: make(chan struct{}, o.RetryConcurrency)}, nil
 }
 
 // URL returns the server's base URL as the client uses it.
@@ -177,18 +211,21 @@ type Error struct {
 	Err error
 
 	retryAfter time.Duration // the answer's Retry-After, in seconds
+	final      bool          // sending again would not help (an answer that came but cannot be read)
 }
 
-// Error names the server, the status and the message.
+// Error names the server, the status and the message. Control characters
+// of text that came from the server are escaped (\x1b), so that printing
+// the error cannot drive a terminal.
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.URL)
+	b.WriteString(Printable(e.URL))
 	if e.Status != 0 {
 		fmt.Fprintf(&b, ": %d %s", e.Status, http.StatusText(e.Status))
 	}
 	if e.Message != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Message)
+		b.WriteString(Printable(e.Message))
 	}
 	if e.Attempts > 1 {
 		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
@@ -317,7 +354,8 @@ func (c *Client) Tokenize(ctx context.Context, model, text string) ([]int, error
 // request keeps its slot of the concurrency limit while it waits to retry
 // (the wait doubles from Backoff up to MaxBackoff, or is the answer's
 // Retry-After when that is longer, up to MaxBackoff), so a server that
-// sheds load is not sent more.
+// sheds load is not sent more; a retry also takes one of the
+// RetryConcurrency slots for its wait and its attempt.
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
 	url := c.base + path
 	select {
@@ -328,16 +366,21 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	defer func() { <-c.sem }()
 	wait := c.opts.Backoff
 	for attempt := 1; ; attempt++ {
-		data, e := c.attempt(ctx, method, url, body)
+		data, e := c.attempt(ctx, method, url, body, attempt > 1)
 		if e == nil {
 			if err := json.Unmarshal(data, out); err != nil {
 				return &Error{URL: url, Status: http.StatusOK, Attempts: attempt, Err: err,
-					Message: fmt.Sprintf("malformed JSON in the answer (%v): %s", err, snippet(data))}
+					Message: fmt.Sprintf("malformed JSON in the answer (%s): %s", jsonProblem(err, len(data)), snippet(data))}
 			}
 			return nil
 		}
 		e.Attempts = attempt
 		if !e.retryable() || attempt > c.opts.Retries || ctx.Err() != nil {
+			return e
+		}
+		select {
+		case c.retry <- struct{}{}:
+		case <-ctx.Done():
 			return e
 		}
 		pause := max(wait, min(e.retryAfter, c.opts.MaxBackoff))
@@ -346,20 +389,72 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			<-c.retry
 			return e
 		}
 		wait = min(2*wait, c.opts.MaxBackoff)
 	}
 }
 
-// retryable tells whether a failed attempt may succeed when repeated.
+// jsonProblem says what is wrong with a JSON answer of n bytes, in the
+// answer's terms rather than Go's.
+func jsonProblem(err error, n int) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Sprintf("%s is a JSON %s, want %s", te.Field, te.Value, jsonKind(te.Type.Kind()))
+	case errors.As(err, &te):
+		return fmt.Sprintf("a JSON %s where an object is expected", te.Value)
+	case errors.As(err, &se) && se.Offset >= int64(n):
+		return "it ends before the JSON does"
+	case errors.As(err, &se):
+		return fmt.Sprintf("not valid JSON at byte %d", se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the JSON ends early"
+	}
+	return "not valid JSON"
+}
+
+// jsonKind names the JSON value a Go kind is read from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint64, reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	}
+	return "an object"
+}
+
+// retryable tells whether a failed attempt may succeed when repeated: no
+// answer (a connection error or a timeout), 429, or a server error that
+// may pass (500, 502, 503, 504). An answer cut short or too large, or any
+// other refusal, would come back the same.
 func (e *Error) retryable() bool {
-	return e.Status == 0 || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	if e.final {
+		return false
+	}
+	switch e.Status {
+	case 0:
+		return true
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // attempt sends one request and returns the body of a 200 answer, or the
-// failure.
-func (c *Client) attempt(ctx context.Context, method, url string, body []byte) ([]byte, *Error) {
+// failure. A retry releases its retry slot when done.
+func (c *Client) attempt(ctx context.Context, method, url string, body []byte, retry bool) ([]byte, *Error) {
+	if retry {
+		defer func() { <-c.retry }()
+	}
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
 	var rd io.Reader
@@ -368,22 +463,28 @@ func (c *Client) attempt(ctx context.Context, method, url string, body []byte) (
 	}
 	req, err := http.NewRequestWithContext(actx, method, url, rd)
 	if err != nil {
-		return nil, &Error{URL: url, Message: err.Error(), Err: err}
+		return nil, &Error{URL: url, Message: err.Error(), Err: err, final: true}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip, deflate")
 	if c.opts.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
-		return nil, c.transportError(ctx, actx, url, 0, err)
+		return nil, c.transportError(ctx, actx, url, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := c.readAnswer(resp)
 	if err != nil {
-		return nil, c.transportError(ctx, actx, url, 0, fmt.Errorf("reading the answer (status %d) after %d bytes: %w", resp.StatusCode, len(data), err))
+		e := c.transportError(ctx, actx, url, err)
+		if actx.Err() == nil { // not a timeout: the answer itself is at fault
+			e.Status, e.final = resp.StatusCode, true
+		}
+		return nil, e
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &Error{URL: url, Status: resp.StatusCode, Message: serverMessage(data)}
@@ -395,13 +496,137 @@ func (c *Client) attempt(ctx context.Context, method, url string, body []byte) (
 	return data, nil
 }
 
-// transportError describes an attempt that got no complete answer.
-func (c *Client) transportError(ctx, actx context.Context, url string, status int, err error) *Error {
-	msg := err.Error()
-	if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
-		msg = fmt.Sprintf("no complete answer within the timeout of %v", c.opts.Timeout)
+// answerError is an answer that came but cannot be read: cut short, too
+// large, or in an unknown encoding. Sending the request again would bring
+// the same.
+type answerError struct {
+	msg string
+	err error
+}
+
+func (e *answerError) Error() string { return e.msg }
+func (e *answerError) Unwrap() error { return e.err }
+
+// readAnswer reads an answer's body, decompressed, up to MaxAnswerBytes.
+func (c *Client) readAnswer(resp *http.Response) ([]byte, error) {
+	limit := c.opts.MaxAnswerBytes
+	var body io.Reader = resp.Body
+	enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding")))
+	switch enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, &answerError{msg: "the answer is not valid gzip", err: err}
+		}
+		defer zr.Close()
+		body = zr
+	case "deflate":
+		zr, err := zlib.NewReader(resp.Body)
+		if err != nil {
+			return nil, &answerError{msg: "the answer is not valid deflate (zlib) data", err: err}
+		}
+		defer zr.Close()
+		body = zr
+	default:
+		return nil, &answerError{msg: fmt.Sprintf("the answer is in the encoding %q, which this client does not read (it asks for gzip or deflate)", enc)}
 	}
-	return &Error{URL: url, Status: status, Message: msg, Err: err}
+	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	if int64(len(data)) > limit {
+		what := "the answer"
+		if enc != "" && enc != "identity" {
+			what = "the answer, decompressed,"
+		}
+		return nil, &answerError{msg: fmt.Sprintf("%s is larger than the client's limit of %d bytes: ask for less (n, max_tokens, logprobs) or raise the limit", what, limit)}
+	}
+	if err != nil {
+		return nil, &answerError{msg: fmt.Sprintf("the answer was cut short after %d bytes: %s", len(data), readProblem(err)), err: err}
+	}
+	return data, nil
+}
+
+// readProblem says why reading an answer failed, without Go's error text
+// where a plainer one exists.
+func readProblem(err error) string {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection before the end"
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, zlib.ErrChecksum):
+		return "the compressed data fail their checksum"
+	case errors.Is(err, gzip.ErrHeader), errors.Is(err, zlib.ErrHeader):
+		return "the compressed data are damaged"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "time ran out"
+	}
+	var fe flate.CorruptInputError
+	if errors.As(err, &fe) {
+		return "the compressed data are damaged"
+	}
+	return err.Error()
+}
+
+// transportError describes an attempt that got no complete answer.
+func (c *Client) transportError(ctx, actx context.Context, url string, err error) *Error {
+	msg := err.Error()
+	var ae *answerError
+	switch {
+	case ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded):
+		msg = fmt.Sprintf("no complete answer within the timeout of %v", c.opts.Timeout)
+	case errors.As(err, &ae):
+	default:
+		msg = connProblem(err)
+	}
+	return &Error{URL: url, Message: msg, Err: err}
+}
+
+// connProblem says why a request got no answer, in plain words where Go's
+// error has a known cause (the underlying error stays in Error.Err).
+func connProblem(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused: is the server running, on this address and port?"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the server closed the connection without an answer"
+	case errors.As(err, &dnsErr):
+		return fmt.Sprintf("cannot resolve the host name %q", dnsErr.Name)
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return fmt.Sprintf("cannot connect: %v", opErr.Err)
+	}
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// Printable returns s with control characters (ANSI escape codes, carriage
+// returns, DEL, C1 controls) written as Go escapes (\x1b), so that text
+// from outside can be printed to a terminal as it is. Tabs and newlines
+// are kept.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unsafeRune(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// unsafeRune tells a character that can drive a terminal: a control
+// character other than tab and newline, or an invalid byte.
+func unsafeRune(r rune) bool {
+	return r != '\t' && r != '\n' && (unicode.IsControl(r) || r == utf8.RuneError || r == '\u2028' || r == '\u2029')
 }
 
 // serverMessage is the message of an OpenAI error object, else the body.

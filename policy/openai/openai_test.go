@@ -1,13 +1,18 @@
 package openai
 
 import (
+	"bytes"
+	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,14 +72,41 @@ func TestFaults(t *testing.T) {
 		{name: "error body that is not JSON", answer: status(503, "upstream gone"), opts: Options{Retries: -1}, attempts: 1, status: 503,
 			wantErr: []string{`503 Service Unavailable: "upstream gone"`}},
 		{name: "malformed JSON", answer: status(200, `{"choices": [`), attempts: 1, status: 200,
-			wantErr: []string{"malformed JSON in the answer", `"{\"choices\": ["`}},
-		{name: "truncated body", opts: Options{Retries: 1}, attempts: 2,
+			wantErr: []string{"malformed JSON in the answer (it ends before the JSON does)", `"{\"choices\": ["`}},
+		{name: "JSON of the wrong shape, in the answer's terms", answer: status(200, `{"choices": "many"}`), attempts: 1, status: 200,
+			wantErr: []string{"malformed JSON in the answer (choices is a JSON string, want a list)"}},
+		{name: "a body cut short is not retried", opts: Options{Retries: 1}, attempts: 1, status: 200,
 			answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				w.Header().Set("Content-Length", "1000")
 				w.WriteHeader(200)
 				fmt.Fprint(w, okBody[:40])
 			},
-			wantErr: []string{"reading the answer (status 200) after 40 bytes", "unexpected EOF", "(after 2 attempts)"}},
+			wantErr: []string{"200 OK: the answer was cut short after 40 bytes: the server closed the connection before the end"}},
+		{name: "an answer over the limit is not retried", opts: Options{MaxAnswerBytes: 100}, attempts: 1, status: 200,
+			answer: status(200, okBody), wantErr: []string{"the answer is larger than the client's limit of 100 bytes"}},
+		{name: "gzip", attempts: 1, answer: compressed("gzip", okBody)},
+		{name: "deflate", attempts: 1, answer: compressed("deflate", okBody)},
+		{name: "gzip over the limit, decompressed", opts: Options{MaxAnswerBytes: 100}, attempts: 1, status: 200,
+			answer: compressed("gzip", okBody), wantErr: []string{"the answer, decompressed, is larger than the client's limit of 100 bytes"}},
+		{name: "damaged gzip", attempts: 1, status: 200,
+			answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				w.Header().Set("Content-Encoding", "gzip")
+				fmt.Fprint(w, "not gzip at all")
+			}, wantErr: []string{"the answer is not valid gzip"}},
+		{name: "unknown encoding", attempts: 1, status: 200,
+			answer: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				w.Header().Set("Content-Encoding", "br")
+				fmt.Fprint(w, okBody)
+			}, wantErr: []string{`the answer is in the encoding "br"`}},
+		{name: "404 is not retried", answer: status(404, `{"error":{"message":"no such model"}}`), attempts: 1, status: 404,
+			wantErr: []string{"404 Not Found: no such model"}},
+		{name: "501 is not retried", answer: status(501, `{"error":{"message":"no"}}`), attempts: 1, status: 501,
+			wantErr: []string{"501 Not Implemented"}},
+		{name: "502 is retried", answer: status(502, `bad gateway`), opts: Options{Retries: 1}, attempts: 2, status: 502,
+			wantErr: []string{"(after 2 attempts)"}},
+		{name: "terminal escapes in the server's message are escaped", attempts: 1, status: 400,
+			answer:  status(400, `{"error":{"message":"bad \u001b[31mred\u001b[0m\r\u0007 \u009b2J"}}`),
+			wantErr: []string{`400 Bad Request: bad \x1b[31mred\x1b[0m\r\a \u009b2J`}},
 		{name: "slow server times out", opts: Options{Timeout: 50 * time.Millisecond, Retries: 1}, attempts: 2,
 			answer: func(w http.ResponseWriter, r *http.Request, _ int) {
 				readAll(r) // so that the server notices the client hanging up
@@ -126,6 +158,9 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("no error, want %q", tc.wantErr)
 			}
 			msg := err.Error()
+			if strings.ContainsFunc(msg, unsafeRune) {
+				t.Errorf("error %q holds control characters", msg)
+			}
 			for _, w := range append(tc.wantErr, hs.URL+"/v1/completions") {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q does not contain %q", msg, w)
@@ -136,6 +171,147 @@ func TestFaults(t *testing.T) {
 				t.Errorf("error %#v, want an *Error with status %d", err, tc.status)
 			}
 		})
+	}
+}
+
+// compressed answers body compressed as encoding says (gzip or deflate).
+func compressed(encoding, body string) fault {
+	return func(w http.ResponseWriter, _ *http.Request, _ int) {
+		var b bytes.Buffer
+		var zw io.WriteCloser
+		if encoding == "gzip" {
+			zw = gzip.NewWriter(&b)
+		} else {
+			zw = zlib.NewWriter(&b)
+		}
+		io.WriteString(zw, body)
+		zw.Close()
+		w.Header().Set("Content-Encoding", encoding)
+		w.Write(b.Bytes())
+	}
+}
+
+// A compressed answer that decompresses to gibibytes fails once the
+// limit is read, within a set memory bound, and is not read to its end.
+func TestCompressedBombFailsWithinMemory(t *testing.T) {
+	// One gzip member of 1 MiB of spaces, repeated: gzip readers read
+	// concatenated members as one stream.
+	var member bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&member, gzip.BestCompression)
+	zw.Write(bytes.Repeat([]byte(" "), 1<<20))
+	zw.Close()
+	const members = 16 << 10 // 16 GiB decompressed, 17 MB sent: more than the sockets' buffers hold
+	var sent atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		for range members {
+			n, err := w.Write(member.Bytes())
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer hs.Close()
+	const limit = 4 << 20
+	c, err := New(Options{BaseURL: hs.URL, MaxAnswerBytes: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	_, err = c.Complete(context.Background(), okRequest)
+	runtime.ReadMemStats(&m)
+	allocated := m.TotalAlloc - before
+	if err == nil || !strings.Contains(err.Error(), "the answer, decompressed, is larger than the client's limit of 4194304 bytes") {
+		t.Fatalf("error %v, want the answer refused as too large", err)
+	}
+	t.Logf("%d bytes sent of %d, %.1f MiB allocated", sent.Load(), members*member.Len(), float64(allocated)/(1<<20))
+	if allocated > 8*limit {
+		t.Errorf("%d MiB allocated reading an answer limited to %d MiB", allocated>>20, limit>>20)
+	}
+	if total := int64(members * member.Len()); sent.Load() >= total {
+		t.Errorf("the whole answer (%d bytes) was read", total)
+	}
+}
+
+// Retries of a failing server are sent at most RetryConcurrency at once,
+// while first attempts use the whole Concurrency.
+func TestRetryConcurrency(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var retrying, peakRetrying, live, peakLive int
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := readAll(r)
+		mu.Lock()
+		seen[body]++
+		retry := seen[body] > 1
+		live++
+		peakLive = max(peakLive, live)
+		if retry {
+			retrying++
+			peakRetrying = max(peakRetrying, retrying)
+		}
+		mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+		mu.Lock()
+		live--
+		if retry {
+			retrying--
+		}
+		mu.Unlock()
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer hs.Close()
+	c, err := New(Options{BaseURL: hs.URL, Concurrency: 4, RetryConcurrency: 1, Retries: 2, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			r := okRequest
+			r.Prompt = fmt.Sprint(i)
+			if _, err := c.Complete(context.Background(), r); err == nil || !strings.Contains(err.Error(), "(after 3 attempts)") {
+				t.Errorf("error %v, want 3 attempts", err)
+			}
+		})
+	}
+	wg.Wait()
+	if peakRetrying != 1 || peakLive != 4 {
+		t.Errorf("at most %d retries and %d requests at once, want 1 and 4", peakRetrying, peakLive)
+	}
+}
+
+// The API key goes as a bearer token.
+func TestAPIKeySent(t *testing.T) {
+	var got string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		fmt.Fprint(w, okBody)
+	}))
+	defer hs.Close()
+	c, _ := New(Options{BaseURL: hs.URL, APIKey: "sk-test"})
+	if _, err := c.Complete(context.Background(), okRequest); err != nil {
+		t.Fatal(err)
+	}
+	if got != "Bearer sk-test" {
+		t.Errorf("Authorization %q, want Bearer sk-test", got)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode\tand\nlines": "plain text, ünïcode\tand\nlines",
+		"\x1b[2J\x1b]0;title\a":           `\x1b[2J\x1b]0;title\a`,
+		"cr\roverwrite\x7f":               `cr\roverwrite\x7f`,
+		"c1 \u009b31m":                    `c1 \u009b31m`,
+		"bad byte \xff":                   "bad byte \ufffd",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -153,7 +329,7 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	_, err = c.Complete(context.Background(), okRequest)
 	var e *Error
-	if !errors.As(err, &e) || e.Attempts != 3 || e.Status != 0 || !strings.Contains(err.Error(), url+"/v1/completions") {
+	if !errors.As(err, &e) || e.Attempts != 3 || e.Status != 0 || !strings.Contains(err.Error(), url+"/v1/completions: connection refused") {
 		t.Errorf("error %v, want a connection error naming %s after 3 attempts", err, url)
 	}
 }

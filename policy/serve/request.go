@@ -55,7 +55,8 @@ type request struct {
 	tokenIDs       bool // vLLM's return_tokens_as_token_ids
 }
 
-// seqs is the number of sequences the request decodes at once.
+// seqs is the number of sequences the request decodes at once (none
+// with max_tokens 0).
 func (r *request) seqs() int {
 	if r.maxTokens == 0 {
 		return 0
@@ -92,11 +93,13 @@ func (s *Server) decodeRequest(body []byte) (*request, *APIError) {
 			return nil, badParam("n", "n = %d, want 1..%d", r.n, s.opts.MaxBatch)
 		}
 	}
+	// Every completion is decoded or scored as a sequence of its own, even
+	// with max_tokens 0: the bound holds whatever the other fields say.
+	if n := len(r.prompts) * r.n; n > s.opts.MaxBatch {
+		return nil, badParam("n", "%d prompts × n = %d sequences, more than the server's batch of %d", len(r.prompts), n, s.opts.MaxBatch)
+	}
 	if err := s.takeMaxTokens(r, raw.MaxTokens); err != nil {
 		return nil, err
-	}
-	if n := r.seqs(); n > s.opts.MaxBatch {
-		return nil, badParam("n", "%d prompts × n = %d sequences, more than the server's batch of %d", len(r.prompts), n, s.opts.MaxBatch)
 	}
 	if err := takeSampling(r, &raw); err != nil {
 		return nil, err
@@ -200,6 +203,9 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	}
 	var texts []string
 	if json.Unmarshal(raw, &texts) == nil {
+		if err := s.checkCount(len(texts)); err != nil {
+			return nil, err
+		}
 		out := make([][]int, len(texts))
 		for i, t := range texts {
 			var err *APIError
@@ -211,6 +217,9 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 	}
 	var lists [][]int
 	if json.Unmarshal(raw, &lists) == nil {
+		if err := s.checkCount(len(lists)); err != nil {
+			return nil, err
+		}
 		for i, l := range lists {
 			if err := s.checkIDs(fmt.Sprintf("prompt[%d]", i), l); err != nil {
 				return nil, err
@@ -219,6 +228,15 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *APIError) {
 		return lists, nil
 	}
 	return nil, badParam("prompt", "prompt is a list mixing types: want all strings, all token ids or all lists of token ids")
+}
+
+// checkCount refuses a batch of more prompts than the server decodes at
+// once, before they are encoded.
+func (s *Server) checkCount(prompts int) *APIError {
+	if prompts > s.opts.MaxBatch {
+		return badParam("prompt", "%d prompts, more than the server's batch of %d", prompts, s.opts.MaxBatch)
+	}
+	return nil
 }
 
 // encode encodes a text prompt, naming a character outside the alphabet.

@@ -13,12 +13,13 @@ import (
 // job is one completions request in the scheduler's hands. The scheduler
 // writes its fields; the handler reads them once done is closed.
 type job struct {
-	ctx  context.Context
-	req  *request
-	seqs []*sequence // prompt-major: seqs[p*n+c] is completion c of prompt p
-	live int         // sequences still decoding
-	err  *APIError
-	done chan struct{}
+	ctx    context.Context
+	req    *request
+	seqs   []*sequence // prompt-major: seqs[p*n+c] is completion c of prompt p
+	live   int         // sequences still decoding
+	scored int         // sequences scored, once decoded (logprobs)
+	err    *APIError
+	done   chan struct{}
 }
 
 func newJob(ctx context.Context, req *request) *job {
@@ -44,10 +45,12 @@ type sequence struct {
 	logits  [][]float32
 }
 
-// Run is the scheduler: it admits queued requests while their sequences
-// fit in the batch, prefills their prompts together and advances every
-// live sequence one token per step, until ctx is cancelled. Requests still
-// queued or decoding then fail with 503. Run may be called once.
+// Run is the scheduler: it admits queued requests, first in first out,
+// while their sequences fit in the batch, prefills their prompts together
+// and advances every live sequence one token per step, scoring one
+// sequence of a finished request that asked for logprobs between steps,
+// until ctx is cancelled. Requests still queued, decoding or scoring then
+// fail with 503. Run may be called once.
 func (s *Server) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
 		return errors.New("serve: the scheduler is already running")
@@ -56,7 +59,7 @@ func (s *Server) Run(ctx context.Context) error {
 	var live []*sequence
 	var held *job // the next job, waiting for room in the batch
 	for {
-		if len(live) == 0 && held == nil {
+		if len(live) == 0 && held == nil && len(s.scoring) == 0 {
 			select {
 			case <-ctx.Done():
 				s.drain(nil, nil)
@@ -77,6 +80,11 @@ func (s *Server) Run(ctx context.Context) error {
 				default:
 				}
 			}
+			if held != nil && held.ctx.Err() != nil {
+				s.cancel(held) // gone while it waited: no room needed
+				held = nil
+				continue
+			}
 			if held == nil || held.req.seqs() > room {
 				break
 			}
@@ -86,11 +94,12 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		live = append(live, s.start(admitted)...)
 		live = s.step(live)
+		s.scoreOne()
 	}
 }
 
-// drain fails the live sequences' jobs, the held job and every queued job
-// with 503.
+// drain fails the live sequences' jobs, the held job, the jobs being
+// scored and every queued job with 503.
 func (s *Server) drain(live []*sequence, held *job) {
 	for _, q := range live {
 		s.fail(q.job, shuttingDown())
@@ -98,6 +107,10 @@ func (s *Server) drain(live []*sequence, held *job) {
 	if held != nil {
 		s.fail(held, shuttingDown())
 	}
+	for _, j := range s.scoring {
+		s.fail(j, shuttingDown())
+	}
+	s.scoring = nil
 	for {
 		select {
 		case j := <-s.queue:
@@ -106,6 +119,12 @@ func (s *Server) drain(live []*sequence, held *job) {
 			return
 		}
 	}
+}
+
+// cancel ends a job whose client went away or whose time ran out.
+func (s *Server) cancel(j *job) {
+	s.stats.cancelled.Add(1)
+	s.fail(j, &APIError{Status: 499, Type: invalidRequest, Message: "request cancelled"})
 }
 
 // fail ends a job with err, releasing its states.
@@ -143,7 +162,7 @@ func (s *Server) start(jobs []*job) []*sequence {
 	for _, j := range jobs {
 		switch {
 		case j.ctx.Err() != nil:
-			s.fail(j, &APIError{Status: 499, Type: invalidRequest, Message: "request cancelled"})
+			s.cancel(j)
 		case j.req.maxTokens == 0:
 			for _, q := range j.seqs {
 				q.finish = "length"
@@ -159,6 +178,9 @@ func (s *Server) start(jobs []*job) []*sequence {
 	}
 	if len(prompts) == 0 {
 		return nil
+	}
+	for _, p := range prompts {
+		s.stats.prefilled.Add(int64(len(p)))
 	}
 	roots, err := s.b.PrefillBatch(prompts, streams)
 	if err != nil {
@@ -211,7 +233,7 @@ func (s *Server) step(live []*sequence) []*sequence {
 	for _, q := range live {
 		j := q.job
 		if j.err == nil && j.ctx.Err() != nil {
-			s.fail(j, &APIError{Status: 499, Type: invalidRequest, Message: "request cancelled"})
+			s.cancel(j)
 		}
 		if j.err != nil {
 			continue
@@ -303,21 +325,51 @@ func (s *Server) advance(q *sequence, id int) bool {
 	return false
 }
 
-// finishJob scores the job's sequences if it asked for logprobs and hands
-// it back to its handler.
+// finishJob hands a finished job back to its handler, or, when it asked
+// for logprobs, to scoreOne first.
 func (s *Server) finishJob(j *job) {
 	if j.req.scored() {
-		for _, q := range j.seqs {
+		s.scoring = append(s.scoring, j)
+		return
+	}
+	close(j.done)
+}
+
+// scoreOne scores the next sequence of the oldest job waiting for its
+// logprobs (the model's distributions after every position of prompt and
+// completion), and hands the job back once all its sequences are scored.
+// One sequence per decode step: a request asking for logprobs of many
+// long sequences does not hold up the others' steps.
+func (s *Server) scoreOne() {
+	for len(s.scoring) > 0 {
+		j := s.scoring[0]
+		if j.err == nil && j.ctx.Err() != nil {
+			s.cancel(j)
+		}
+		if j.err != nil {
+			s.scoring = s.scoring[1:]
+			continue
+		}
+		q := j.seqs[j.scored]
+		if len(q.ids) == 0 && j.scored > 0 && j.seqs[j.scored-1].prompt == q.prompt && len(j.seqs[j.scored-1].ids) == 0 {
+			q.logits = j.seqs[j.scored-1].logits // the same tokens: the same distributions
+		} else {
 			seq := append(append([]int(nil), j.req.prompts[q.prompt]...), q.ids...)
+			s.stats.scored.Add(int64(len(seq)))
 			logits, err := s.b.Logits(seq)
 			if err != nil {
+				s.scoring = s.scoring[1:]
 				s.fail(j, internal(fmt.Errorf("logprobs: %w", err)))
 				return
 			}
 			q.logits = logits
 		}
+		if j.scored++; j.scored == len(j.seqs) {
+			s.scoring = s.scoring[1:]
+			close(j.done)
+		}
+		return
 	}
-	close(j.done)
 }
 
 // textOf is the text of a token: its character, or "" for a special token.

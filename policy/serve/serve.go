@@ -6,11 +6,24 @@
 // One scheduler goroutine owns the policy's engine: every decode step it
 // gathers the live sequences of all admitted requests and advances them
 // together, one Backend.Step per sampling setting (temperature, top_p), so
-// concurrent requests share forward passes. Requests wait in a bounded
-// queue; when it is full the server answers 429. A completion is a pure
-// function of its prompt, settings and seed: completion c of a prompt
-// samples from the counter-based stream (seed, c), whatever else is in the
-// batch.
+// concurrent requests share forward passes. Requests are admitted first in,
+// first out; those waiting for room are held in a bounded queue, and when
+// it is full the server answers 429. A completion is a pure function of its
+// prompt, settings and seed: completion c of a prompt samples from the
+// counter-based stream (seed, c), whatever else is in the batch.
+//
+// Bounds: a request's prompts × n never exceed Options.MaxBatch, whatever
+// max_tokens, logprobs and echo say; every prompt plus max_tokens fits the
+// model's context; so one request's work is at most MaxBatch sequences of
+// the context length, decoded, and as often scored when it asks for
+// logprobs. Scoring is done one sequence per decode step, between the
+// steps of the other requests. The server holds at most QueueSize +
+// MaxBatch requests at once (429 beyond), a request that outlives
+// Options.RequestTimeout, or whose client goes away, is dropped at the next
+// step, bodies are read within Options.ReadTimeout, and Serve holds at
+// most Options.MaxConnections connections open. Only
+// application/json bodies are read (415 otherwise). A Guard
+// (Options.Guard) adds a Host-header check and a bearer key.
 //
 // A text prompt is encoded as the policy reads it: BOS, its characters,
 // SEP (policy.Tokenizer.EncodePrompt). A prompt of token ids is used as
@@ -29,8 +42,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -63,9 +78,22 @@ type Options struct {
 	MaxBatch int
 	// MaxBodyBytes bounds a request body. Default 1 MiB.
 	MaxBodyBytes int64
+	// RequestTimeout bounds a request from its arrival to its answer,
+	// queueing included: past it the request is dropped and answered 503.
+	// Default 5 min.
+	RequestTimeout time.Duration
+	// ReadTimeout bounds reading a request, headers and body; IdleTimeout
+	// how long a kept-alive connection may wait for its next request.
+	// Defaults 30 s and 60 s. (Headers alone must come within 10 s.)
+	ReadTimeout, IdleTimeout time.Duration
 	// ShutdownTimeout is how long Serve waits for requests in flight when
 	// its context is cancelled. Default 10s.
 	ShutdownTimeout time.Duration
+	// Guard is checked before every request (Host header, API key).
+	Guard Guard
+	// MaxConnections is the most connections Serve holds open at once;
+	// further ones wait to be accepted. Default 4 × (QueueSize + MaxBatch).
+	MaxConnections int
 }
 
 func (o Options) withDefaults() Options {
@@ -84,6 +112,18 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 5 * time.Minute
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = 4 * (o.QueueSize + o.MaxBatch)
+	}
 	return o
 }
 
@@ -98,6 +138,8 @@ type Server struct {
 	created int64 // when the server was made, for /v1/models
 
 	queue   chan *job
+	held    chan struct{} // a slot per request the server holds, from its first byte to its answer
+	scoring []*job        // finished jobs being scored, oldest first (the scheduler's)
 	running atomic.Bool
 	stopped chan struct{} // closed when Run returns
 	stats   counters
@@ -112,7 +154,8 @@ func New(b Backend, tok *policy.Tokenizer, opts Options) (*Server, error) {
 	opts = opts.withDefaults()
 	return &Server{
 		b: b, tok: tok, cfg: cfg, opts: opts, created: time.Now().Unix(),
-		queue: make(chan *job, opts.QueueSize), stopped: make(chan struct{}),
+		queue: make(chan *job, opts.QueueSize), held: make(chan struct{}, opts.QueueSize+opts.MaxBatch),
+		stopped: make(chan struct{}),
 	}, nil
 }
 
@@ -124,9 +167,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopRun()
 	runErr := make(chan error, 1)
 	go func() { runErr <- s.Run(runCtx) }()
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := s.httpServer()
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	go func() { serveErr <- hs.Serve(LimitListener(ln, s.opts.MaxConnections)) }()
 	select {
 	case err := <-serveErr:
 		stopRun()
@@ -153,7 +196,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// Handler returns the HTTP handler of the API.
+// httpServer is the HTTP server of Serve, with its timeouts: a request
+// is read within ReadTimeout and answered within RequestTimeout (the
+// write timeout leaves a margin for writing the answer).
+func (s *Server) httpServer() *http.Server {
+	return &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: min(10*time.Second, s.opts.ReadTimeout),
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.ReadTimeout + s.opts.RequestTimeout + 10*time.Second,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
+
+// Handler returns the HTTP handler of the API, behind Options.Guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", s.handleModels)
@@ -168,7 +225,7 @@ func (s *Server) Handler() http.Handler {
 				Message: fmt.Sprintf("no route %s %s (this server has GET /v1/models and POST /v1/completions)", r.Method, r.URL.Path)})
 		}
 	})
-	return mux
+	return s.opts.Guard.Wrap(mux)
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
@@ -186,6 +243,20 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	if apiErr := jsonBody(r); apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	select {
+	case s.held <- struct{}{}:
+		defer func() { <-s.held }()
+	default:
+		s.stats.rejected.Add(1)
+		writeError(w, busy(fmt.Sprintf("the server holds %d requests, its most; retry later", cap(s.held))))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -194,7 +265,7 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 				Message: fmt.Sprintf("request body larger than %d bytes", tooBig.Limit)})
 			return
 		}
-		writeError(w, badParam("", "read request body: %v", err))
+		writeError(w, badParam("", "the request body could not be read: the connection failed or the body came too slowly (within %v)", s.opts.ReadTimeout))
 		return
 	}
 	req, apiErr := s.decodeRequest(body)
@@ -202,15 +273,20 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
-	j := newJob(r.Context(), req)
+	j := newJob(ctx, req)
 	if apiErr := s.submit(j); apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
 	select {
 	case <-j.done:
-	case <-r.Context().Done():
-		return // the scheduler drops the job's sequences
+	case <-ctx.Done():
+		// The scheduler drops the job at its next step.
+		if r.Context().Err() == nil {
+			writeError(w, &APIError{Status: http.StatusServiceUnavailable, Type: serverError, Code: "timeout",
+				Message: fmt.Sprintf("the request was not answered within the server's limit of %v; retry later or ask for less", s.opts.RequestTimeout)})
+		}
+		return
 	case <-s.stopped:
 		select {
 		case <-j.done:
@@ -240,9 +316,29 @@ func (s *Server) submit(j *job) *APIError {
 		return nil
 	default:
 		s.stats.rejected.Add(1)
-		return &APIError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded",
-			Message: fmt.Sprintf("the server's queue of %d requests is full; retry later", s.opts.QueueSize)}
+		return busy(fmt.Sprintf("the server's queue of %d requests is full; retry later", s.opts.QueueSize))
 	}
+}
+
+// busy is a 429 saying why.
+func busy(msg string) *APIError {
+	return &APIError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "rate_limit_exceeded", Message: msg}
+}
+
+// jsonBody refuses (415) a body that does not say it is JSON, such as the
+// form or text/plain posts a web page may send to any site without asking.
+func jsonBody(r *http.Request) *APIError {
+	ct := r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return nil
+	}
+	if ct == "" {
+		ct = "none"
+	} else {
+		ct = strconv.Quote(ct)
+	}
+	return &APIError{Status: http.StatusUnsupportedMediaType, Type: invalidRequest,
+		Message: fmt.Sprintf("content type %s: the request body must be JSON, sent with \"Content-Type: application/json\"", ct)}
 }
 
 func shuttingDown() *APIError {
@@ -264,16 +360,20 @@ func completionID() string {
 // Stats is what the server has done since it was made.
 type Stats struct {
 	Requests        int64 // completions answered with 200
-	Rejected        int64 // requests refused with 429 (queue full)
+	Rejected        int64 // requests refused with 429 (queue full, or the server holds its most)
 	Steps           int64 // Backend.Step calls
 	StepSeqs        int64 // sequences over all Step calls
 	MaxStepSeqs     int64 // most sequences in one Step call
 	MaxStepRequests int64 // most requests whose sequences shared one Step call
+	Cancelled       int64 // requests dropped because their client went away or their time ran out
+	Prefilled       int64 // prompt tokens prefilled
+	Scored          int64 // tokens scored for logprobs (Backend.Logits)
 	Queued          int   // requests waiting now
 }
 
 type counters struct {
 	requests, rejected, steps, stepSeqs, maxStepSeqs, maxStepRequests atomic.Int64
+	cancelled, prefilled, scored                                      atomic.Int64
 }
 
 // Stats returns the server's counters.
@@ -281,7 +381,8 @@ func (s *Server) Stats() Stats {
 	c := &s.stats
 	return Stats{
 		Requests: c.requests.Load(), Rejected: c.rejected.Load(), Steps: c.steps.Load(), StepSeqs: c.stepSeqs.Load(),
-		MaxStepSeqs: c.maxStepSeqs.Load(), MaxStepRequests: c.maxStepRequests.Load(), Queued: len(s.queue),
+		MaxStepSeqs: c.maxStepSeqs.Load(), MaxStepRequests: c.maxStepRequests.Load(),
+		Cancelled: c.cancelled.Load(), Prefilled: c.prefilled.Load(), Scored: c.scored.Load(), Queued: len(s.queue),
 	}
 }
 

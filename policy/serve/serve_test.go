@@ -65,7 +65,7 @@ func halving([]int) []float64 { return []float64{0, 0, 1.0 / 16, 0, 0.5, 0.25, 0
 // endless never samples EOS.
 func endless([]int) []float64 { return []float64{0, 0, 0, 0, 0.4, 0.3, 0.2, 0.1} }
 
-func newFake(t *testing.T, dist policytest.Dist, maxSeq int) *fakeBackend {
+func newFake(t testing.TB, dist policytest.Dist, maxSeq int) *fakeBackend {
 	t.Helper()
 	s, err := policytest.New(4+len(testAlphabet), dist)
 	if err != nil {
@@ -76,7 +76,7 @@ func newFake(t *testing.T, dist policytest.Dist, maxSeq int) *fakeBackend {
 
 // startServer runs a server over b behind an httptest server; both stop
 // when the test ends.
-func startServer(t *testing.T, b Backend, opts Options) (*Server, string) {
+func startServer(t testing.TB, b Backend, opts Options) (*Server, string) {
 	t.Helper()
 	tok, err := policy.NewTokenizer(testAlphabet)
 	if err != nil {
@@ -104,7 +104,7 @@ func startServer(t *testing.T, b Backend, opts Options) (*Server, string) {
 }
 
 // post sends a completions request and returns the status and body.
-func post(t *testing.T, url, body string) (int, []byte) {
+func post(t testing.TB, url, body string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Post(url+"/v1/completions", "application/json", strings.NewReader(body))
 	if err != nil {
@@ -394,6 +394,7 @@ func TestCancelledRequestIsDropped(t *testing.T) {
 	_, url := startServer(t, b, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/completions", strings.NewReader(`{"prompt": "a", "max_tokens": 60, "n": 4}`))
+	req.Header.Set("Content-Type", "application/json")
 	errc := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

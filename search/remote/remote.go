@@ -343,7 +343,8 @@ func (s *Sampler) parse(ch *openai.Choice) (parsed, error) {
 
 // finishOf maps a finish_reason to the search's finish reasons: "stop" (an
 // end-of-sequence token or a stop string) is FinishEOS, "length"
-// FinishLength; others are kept as the server wrote them.
+// FinishLength; others are kept as the server wrote them, control
+// characters escaped (they are printed).
 func finishOf(reason string) search.Finish {
 	switch reason {
 	case "stop":
@@ -351,7 +352,7 @@ func finishOf(reason string) search.Finish {
 	case "length":
 		return search.FinishLength
 	}
-	return search.Finish(reason)
+	return search.Finish(openai.Printable(reason))
 }
 
 // tokenID reads "token_id:N".

@@ -44,6 +44,8 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/rollout-rl/rollout/tracking"
@@ -129,7 +131,15 @@ func New(opts Options) (*Handler, error) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no endpoint %s (the package documentation of tracking/ui lists them)", r.URL.Path))
 	})
 	files := http.FileServerFS(static)
-	h.mux.Handle("GET /", noCache(files))
+	h.mux.Handle("GET /", noCache(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A path no file can have (invalid UTF-8, say) is not found,
+		// where the file server would answer 500.
+		if name := strings.TrimPrefix(path.Clean(r.URL.Path), "/"); name != "" && !fs.ValidPath(name) {
+			writeError(w, http.StatusNotFound, fmt.Errorf("no page %q", r.URL.Path))
+			return
+		}
+		files.ServeHTTP(w, r)
+	})))
 	return h, nil
 }
 
