@@ -36,6 +36,8 @@ func init() {
 	RegisterEstimator("tree", func() Estimator { return TreeRL{Reweight: true} })
 	RegisterEstimator("tree_nosqrt", func() Estimator { return TreeRL{Reweight: false} })
 	RegisterEstimator("tree_subgroup", func() Estimator { return TreePO{} })
+	RegisterEstimator("tree_grpo", func() Estimator { return TreeGRPO{Epsilon: DefaultEpsilon} })
+	RegisterEstimator("spo", func() Estimator { return SPO{} })
 
 	RegisterForkScore(ScoreEntropy, entropyScore)
 	RegisterForkScore(ScoreSurprisal, surprisalScore)
@@ -100,7 +102,9 @@ func EstimatorNames() []string { return estimators.names() }
 
 // NewEstimator returns the estimator called name: grpo, dr_grpo, rloo, tree
 // (TreeRL with the √ reweighting), tree_nosqrt (TreeRL without it),
-// tree_subgroup (TreePO), or one registered by another package.
+// tree_subgroup (TreePO), tree_grpo (Tree-GRPO's intra- plus inter-tree
+// advantage), spo (SPO's segment advantage), or one registered by another
+// package.
 func NewEstimator(name string) (Estimator, error) {
 	newEstimator, ok := estimators.lookup(name)
 	if !ok {

@@ -56,7 +56,8 @@
 // # Advantages
 //
 // Estimators (NewEstimator: grpo, dr_grpo, rloo, tree, tree_nosqrt,
-// tree_subgroup, and any registered with RegisterEstimator) are pure
+// tree_subgroup, tree_grpo, spo, and any registered with
+// RegisterEstimator) are pure
 // functions of a scored group; SetAdvantages stores one value per response
 // token in every leaf.
 package search

@@ -252,6 +252,7 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	l.tokensCum += usage.GeneratedTokens
 	m["timing_s/gen"] = time.Since(genStart).Seconds()
 	rolloutMetrics(res.Groups, m)
+	thinBaselineMetrics(res.Groups, c.Advantage, m)
 	m["groups/kept"] = float64(len(kept))
 	m["budget/tokens"] = float64(usage.GeneratedTokens)
 	m["budget/tokens_cum"] = float64(l.tokensCum)
