@@ -129,7 +129,8 @@ func (e *entropyPlan) idle(g *groupRun) error {
 		e.iter++
 		chosen := make([][]Position, len(g.group.Trees))
 		for i, t := range g.group.Trees {
-			ps := EligiblePositions(t, e.cfg.Score, g.answerStart(), req.Seed, req.Step, g.prompt.ID)
+			stream := ForkStream{Seed: req.Seed, Step: req.Step, PromptID: g.prompt.ID, StepEnds: req.StepEnds}
+			ps := stream.Positions(t, e.cfg.Score, g.answerStart())
 			chosen[i] = TopPositions(ps, e.cfg.N)
 			g.group.MissingForks += e.cfg.N - len(chosen[i])
 		}
@@ -162,8 +163,15 @@ type Position struct {
 // of (seed, step, promptID)), in node-ID then index order. answerStart may
 // be nil. A score that is not registered scores every position 0.
 func EligiblePositions(t *Tree, score ForkScore, answerStart func([]int) int, seed, step, promptID uint64) []Position {
+	return ForkStream{Seed: seed, Step: step, PromptID: promptID}.Positions(t, score, answerStart)
+}
+
+// Positions is EligiblePositions with the stream s, which carries the
+// request's step ends for step-level scores. Positions scored −∞ are left
+// out.
+func (s ForkStream) Positions(t *Tree, score ForkScore, answerStart func([]int) int) []Position {
 	scoreOf, _ := forkScores.lookup(string(score))
-	stream := ForkStream{Seed: seed, Step: step, PromptID: promptID}
+	stream := s
 	var out []Position
 	for _, n := range t.Nodes {
 		limit := len(n.Tokens) - 1 // never the last position
@@ -179,7 +187,9 @@ func EligiblePositions(t *Tree, score ForkScore, answerStart func([]int) int, se
 			}
 			var s float64
 			if scoreOf != nil {
-				s = scoreOf(n, i, stream)
+				if s = scoreOf(n, i, stream); math.IsInf(s, -1) {
+					continue
+				}
 			}
 			out = append(out, Position{Node: n, Index: i, Score: s})
 		}

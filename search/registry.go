@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -29,6 +30,9 @@ func init() {
 	RegisterStrategy("entropy_tree", newEntropyTree)
 	RegisterStrategy("random_tree", newRandomTree)
 	RegisterStrategy("segment_tree", newSegmentTree)
+	RegisterStrategy("tree_grpo", newStepTree)
+	RegisterStrategy("arpo", newARPO)
+	RegisterStrategy("pivot", newPivot)
 
 	RegisterEstimator("grpo", func() Estimator { return GRPO{Epsilon: DefaultEpsilon} })
 	RegisterEstimator("dr_grpo", func() Estimator { return DrGRPO{} })
@@ -42,6 +46,8 @@ func init() {
 	RegisterForkScore(ScoreEntropy, entropyScore)
 	RegisterForkScore(ScoreSurprisal, surprisalScore)
 	RegisterForkScore(ScoreRandom, randomScore)
+	RegisterForkScore(ScoreStepEntropy, stepEntropyScore)
+	RegisterForkScore(ScoreStepRandom, stepRandomScore)
 }
 
 var (
@@ -154,6 +160,20 @@ func (p *Params) Int(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// Float returns the number value of key, or def if it is not given.
+func (p *Params) Float(key string, def float64) float64 {
+	v, ok := p.read(key)
+	if !ok {
+		return def
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		p.fail(&ParamError{Strategy: p.strategy, Key: key, Value: v, Msg: fmt.Sprintf("%s = %q is not a number", key, v)})
+		return def
+	}
+	return x
 }
 
 // String returns the value of key with surrounding spaces removed, or def

@@ -55,6 +55,10 @@ type Prompt struct {
 	// AnswerStart, if not nil, replaces Request.AnswerStart for this
 	// prompt (for tasks whose answer marker depends on the prompt).
 	AnswerStart func(response []int) int
+	// Failed, if not nil, reports whether a response fails the prompt's
+	// verifier; strategies that resample failed responses (pivot) call it
+	// on finished responses. Nil counts every response as failed.
+	Failed func(response []int) bool
 }
 
 // Request is what a strategy generates from.
@@ -82,6 +86,10 @@ type Request struct {
 	// (len(response) if it has not begun); trees never fork at or after it.
 	// Nil means the answer never begins.
 	AnswerStart func(response []int) int
+	// StepEnds lists the token ids that end a step of a response (a task's
+	// newline, ';', ...): step-level fork scores and strategies fork only
+	// at a step's first token. Nil makes every token a step.
+	StepEnds []int
 	// FLOPs returns the forward FLOPs of one position attending to ctx
 	// positions (itself included), e.g. policy.Config.ForwardFLOPs; nil counts no FLOPs.
 	FLOPs func(ctx int) int64

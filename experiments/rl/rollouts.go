@@ -52,12 +52,17 @@ func (s *Setup) request(step int, prompts []task.Prompt, ids []int, prev *policy
 		FLOPs:     s.Policy.Config.ForwardFLOPs,
 		Prompts:   make([]search.Prompt, len(prompts)),
 	}
+	stepEnds, err := s.Tokenizer.Encode(task.StepEnds(s.Task))
+	if err != nil {
+		return search.Request{}, nil, fmt.Errorf("rl: step ends of task %s: %w", s.Task.Name(), err)
+	}
+	req.StepEnds = stepEnds
 	for i, p := range prompts {
 		toks, err := s.Tokenizer.EncodePrompt(p.Text)
 		if err != nil {
 			return search.Request{}, nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
 		}
-		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p)}
+		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p), Failed: failed(s.Task, s.Tokenizer, p)}
 	}
 	opts := []policy.EngineOption{policy.WithCachesFrom(prev)}
 	if s.Int8 {
@@ -100,4 +105,10 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 		out[i] = ScoredGroup{Group: g, Prompt: prompts[i], Filtered: s.Train.FilterGroups && allEqual(g.Rewards())}
 	}
 	return out, engine, nil
+}
+
+// failed reports whether a response to p fails t's verifier (reward below
+// 1), for strategies that resample failed responses (search.Prompt.Failed).
+func failed(t task.Task, tok *policy.Tokenizer, p task.Prompt) func([]int) bool {
+	return func(resp []int) bool { return t.Verify(p, ResponseText(tok, resp)).Reward < 1 }
 }
