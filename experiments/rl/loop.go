@@ -588,6 +588,7 @@ type trainSeq struct {
 	seq               []int
 	promptLen         int
 	adv, beh, old, rf []float64
+	isW               []float64 // correction weights (correctionWeights), set with old
 }
 
 // trainedLeaves returns the leaves of g the loss trains on: all of them,
@@ -644,6 +645,7 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 	var nTok int
 	for i := range seqs {
 		seqs[i].old = old[i]
+		seqs[i].isW = correctionWeights(l.s.Train, seqs[i].old, seqs[i].beh)
 		if ref != nil {
 			seqs[i].rf = ref[i]
 		}
@@ -662,6 +664,7 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 		m["mismatch/ratio_p10"] = quantile(ratios, 0.1)
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
+		mismatchMetrics(seqs, l.s.Train.Correction, m)
 	}
 	return nil
 }
@@ -694,7 +697,7 @@ func (l *Loop) minibatchStep(part []trainSeq, temp float64) (objectiveStats, flo
 			tt := tokenTerm{
 				row:   b.Row(i, d.promptLen+t-1),
 				oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
-				isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
+				isW: d.isW[t],
 			}
 			if d.rf != nil {
 				tt.refLP = d.rf[t]
