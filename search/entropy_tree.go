@@ -90,6 +90,9 @@ func (e EntropyTree) MaxGroupTokens(maxTokens int) int64 {
 	return int64(e.M)*mt + e.branches()*(mt-1)
 }
 
+// MaxForks implements ForkBudget: N.
+func (e EntropyTree) MaxForks() int { return e.N }
+
 // RemoteTree implements Remote: the tree itself.
 func (e EntropyTree) RemoteTree() (EntropyTree, error) { return e, e.Validate() }
 
@@ -127,15 +130,19 @@ func (e *entropyPlan) idle(g *groupRun) error {
 	// is still an iteration: go on to the next one.
 	for e.iter < e.cfg.L && len(g.live) == 0 {
 		e.iter++
+		n := e.cfg.N
+		if g.prompt.LimitForks {
+			n = max(0, min(n, g.prompt.Forks))
+		}
 		chosen := make([][]Position, len(g.group.Trees))
 		for i, t := range g.group.Trees {
 			stream := ForkStream{Seed: req.Seed, Step: req.Step, PromptID: g.prompt.ID, StepEnds: req.StepEnds}
 			ps := stream.Positions(t, e.cfg.Score, g.answerStart())
-			chosen[i] = TopPositions(ps, e.cfg.N)
-			g.group.MissingForks += e.cfg.N - len(chosen[i])
+			chosen[i] = TopPositions(ps, n)
+			g.group.MissingForks += n - len(chosen[i])
 		}
 		// Rank by rank across trees, so a tight budget spreads over the trees.
-		for r := 0; r < e.cfg.N; r++ {
+		for r := 0; r < n; r++ {
 			for _, c := range chosen {
 				if r >= len(c) {
 					continue

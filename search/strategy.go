@@ -59,6 +59,19 @@ type Prompt struct {
 	// verifier; strategies that resample failed responses (pivot) call it
 	// on finished responses. Nil counts every response as failed.
 	Failed func(response []int) bool
+	// LimitForks, if set, caps the forks of the prompt's group at Forks
+	// (0: none): the fork positions per tree and round of a strategy with
+	// a fork budget (ForkBudget). A difficulty-adaptive caller sets it.
+	LimitForks bool
+	Forks      int
+}
+
+// ForkBudget is implemented by strategies whose forks a prompt may cap
+// (Prompt.LimitForks): entropy trees and tree_grpo.
+type ForkBudget interface {
+	// MaxForks is the fork positions per tree and round when nothing caps
+	// them (an entropy tree's N).
+	MaxForks() int
 }
 
 // Request is what a strategy generates from.

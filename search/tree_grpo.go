@@ -51,6 +51,9 @@ func (s StepTree) Leaves() int { return s.tree().Leaves() }
 // branches of at most maxTokens−1.
 func (s StepTree) MaxGroupTokens(maxTokens int) int64 { return s.tree().MaxGroupTokens(maxTokens) }
 
+// MaxForks implements ForkBudget: N.
+func (s StepTree) MaxForks() int { return s.N }
+
 // Generate implements Strategy.
 func (s StepTree) Generate(ctx context.Context, req Request) ([]*Group, error) {
 	return s.tree().Generate(ctx, req)

@@ -52,6 +52,9 @@ type Setup struct {
 	EvalEveryTokens int64
 	// Int8 samples from an int8 copy of the policy.
 	Int8 bool
+	// Adaptive sets each train prompt's fork budget from a running
+	// estimate of its pass rate (see adaptive.go).
+	Adaptive bool
 	// Reward mixes the verifier with a reward model and shaping terms;
 	// nil rewards by the verifier alone.
 	Reward *reward.Mixer
@@ -77,6 +80,8 @@ type Loop struct {
 	// over its released KV caches (policy.WithCachesFrom) instead of
 	// allocating them again, with the same results.
 	engine *policy.Engine
+	// adaptive is the state of rollout.adaptive.
+	adaptive adaptiveState
 }
 
 // staleGroup is a kept group waiting to be trained on again.
@@ -109,6 +114,9 @@ func New(s Setup) (*Loop, error) {
 		return nil, err
 	}
 	if _, err := search.NewEstimator(s.Train.Advantage); err != nil {
+		return nil, err
+	}
+	if err := checkAdaptive(s); err != nil {
 		return nil, err
 	}
 	l := &Loop{s: s, trainer: tr}
@@ -253,6 +261,9 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	m["timing_s/gen"] = time.Since(genStart).Seconds()
 	rolloutMetrics(res.Groups, m)
 	thinBaselineMetrics(res.Groups, c.Advantage, m)
+	if l.s.Adaptive {
+		l.adaptive.metrics(m)
+	}
 	m["groups/kept"] = float64(len(kept))
 	m["budget/tokens"] = float64(usage.GeneratedTokens)
 	m["budget/tokens_cum"] = float64(l.tokensCum)
@@ -438,11 +449,22 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, engine, err := l.s.rollouts(ctx, l.step, prompts, indices, l.engine)
+	var forks []int
+	if l.s.Adaptive {
+		texts := make([]string, len(prompts))
+		for i, p := range prompts {
+			texts[i] = p.Text
+		}
+		forks = l.adaptive.plan(l.s.Strategy.(search.ForkBudget).MaxForks(), texts)
+	}
+	groups, engine, err := l.s.rollouts(ctx, l.step, prompts, indices, l.engine, forks)
 	if err != nil {
 		return nil, err
 	}
 	l.engine = engine
+	if l.s.Adaptive {
+		l.adaptive.observe(groups)
+	}
 	return groups, nil
 }
 

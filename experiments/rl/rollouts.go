@@ -78,13 +78,15 @@ func (s *Setup) request(step int, prompts []task.Prompt, ids []int, prev *policy
 // `step`, exactly as the RL loop's step does, and marks the groups the loop
 // would filter (train.filter_groups and all rewards equal).
 func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int) ([]ScoredGroup, error) {
-	out, _, err := s.rollouts(ctx, step, prompts, ids, nil)
+	out, _, err := s.rollouts(ctx, step, prompts, ids, nil, nil)
 	return out, err
 }
 
-// rollouts is Rollouts on an engine over prev's caches (nil: fresh ones);
-// it returns that engine, which holds the caches for the next call.
-func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine) ([]ScoredGroup, *policy.Engine, error) {
+// rollouts is Rollouts on an engine over prev's caches (nil: fresh ones),
+// with forks[i] capping prompt i's forks (search.Prompt.LimitForks; nil:
+// no cap); it returns that engine, which holds the caches for the next
+// call.
+func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine, forks []int) ([]ScoredGroup, *policy.Engine, error) {
 	est, err := search.NewEstimator(s.Train.Advantage)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rl: %w", err)
@@ -92,6 +94,9 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 	req, engine, err := s.request(step, prompts, ids, prev)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range forks {
+		req.Prompts[i].LimitForks, req.Prompts[i].Forks = true, forks[i]
 	}
 	groups, err := s.Strategy.Generate(ctx, req)
 	if err != nil {

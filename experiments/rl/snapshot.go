@@ -23,6 +23,9 @@ type snapshot struct {
 	// it).
 	TrainFLOPsCum int64
 	Buffer        []bufferedGroup
+	// Passes are rollout.adaptive's pass counts by prompt text (none
+	// without it, and in snapshots older than it).
+	Passes []promptPasses
 }
 
 // bufferedGroup is a stale group as its binary record (package record),
@@ -42,7 +45,7 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum, Passes: l.adaptive.snapshot()}
 	for _, b := range l.buffer {
 		rec, err := b.group.Record(b.prompt.Text, l.s.Tokenizer.ResponseText).AppendBinary(nil)
 		if err != nil {
@@ -71,6 +74,7 @@ func (l *Loop) Restore(b []byte) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum
+	l.adaptive.restore(s.Passes)
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
 		var rec record.Group
