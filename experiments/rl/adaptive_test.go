@@ -17,7 +17,7 @@ func TestAdaptiveForks(t *testing.T) {
 		wantK int
 		wantP float64
 	}{
-		{4, passCount{}, 4, 0.5},                    // never seen: p̂ ½, all forks
+		{4, passCount{}, 4, 0.5},                     // never seen: p̂ ½, all forks
 		{4, passCount{Solved: 5, Tried: 10}, 4, 0.5}, // mid-range
 		{4, passCount{Solved: 9, Tried: 10}, 3, 10.0 / 12},
 		{4, passCount{Solved: 0, Tried: 10}, 2, 1.0 / 12}, // ⌈4·4·(1/12)(11/12)⌉ = ⌈1.22⌉
