@@ -74,7 +74,8 @@ func Names() []string { return strategies.names() }
 // NewStrategy returns the strategy called name with its defaults overridden
 // by params (key=value pairs as on the command line; built-in keys: flat:
 // n; entropy_tree: m, n, l, t, score; random_tree: m, n, l, t;
-// segment_tree: s, b, w). Unknown names and keys, unparsable and invalid
+// segment_tree: s, b, w; tree_grpo: m, n, l; arpo: m, n, alpha, beta, k,
+// z; pivot: n, k, gamma). Unknown names and keys, unparsable and invalid
 // values are errors that name them; those about a parameter are
 // *ParamError.
 func NewStrategy(name string, params map[string]string) (Strategy, error) {

@@ -25,8 +25,10 @@
 //
 // # Strategies
 //
-// Flat, EntropyTree (also under the name random_tree) and SegmentTree
-// implement Strategy, each in a file of its own. Generate advances every
+// Flat, EntropyTree (also under the name random_tree), SegmentTree,
+// StepTree (tree_grpo), ARPO (arpo) and Pivot (pivot) implement Strategy,
+// each in a file of its own; the last three, and the fork scores
+// step_entropy and step_random, work on a task's steps (Request.StepEnds). Generate advances every
 // group of a request together: all live states of all prompts go through
 // one batched policy.Sampler.Step per token. Randomness comes from
 // counter-based streams derived from (seed, step, prompt id, branch id), so

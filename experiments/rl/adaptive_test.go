@@ -115,3 +115,30 @@ func TestAdaptiveRun(t *testing.T) {
 		t.Errorf("adaptive flat: %v", err)
 	}
 }
+
+// A request carries the task's step ends and a verifier for the
+// strategies that resample failed responses.
+func TestRequestStepsAndFailed(t *testing.T) {
+	s := smallSetup(t, Config{Steps: 1})
+	prompts, err := s.Prompts(task.Train, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := s.Request(0, prompts, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	space, _ := s.Tokenizer.Encode(" ")
+	if len(req.StepEnds) != 1 || req.StepEnds[0] != space[0] {
+		t.Errorf("add's step ends %v, want the space %v", req.StepEnds, space)
+	}
+	p := prompts[0]
+	right, err := s.Tokenizer.Encode(p.Demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, _ := s.Tokenizer.Encode("1=1")
+	if f := req.Prompts[0].Failed; f == nil || f(right) || !f(wrong) {
+		t.Errorf("Failed of %q: the demo %q fails or %q passes", p.Text, p.Demo, "1=1")
+	}
+}

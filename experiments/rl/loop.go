@@ -686,7 +686,9 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 		m["mismatch/ratio_p10"] = quantile(ratios, 0.1)
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
-		mismatchMetrics(seqs, l.s.Train.Correction, m)
+		if l.s.Int8 || l.s.Train.MaxStaleness > 0 || l.s.Train.Correction != "none" {
+			mismatchMetrics(seqs, l.s.Train.Correction, m)
+		}
 	}
 	return nil
 }
