@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -303,5 +304,55 @@ func TestFrontierDeterministicAndCounted(t *testing.T) {
 				t.Error("another seed, same trees")
 			}
 		})
+	}
+}
+
+// The attention fork score on the real engine: every node records the
+// attention its tokens received, forks happen at step starts, and each
+// branch's score is the mean attention of the step it resamples, read
+// from its parent. A sampler without attention makes no position
+// eligible.
+func TestAttentionScore(t *testing.T) {
+	cfg := policy.Config{VocabSize: 12, Dim: 16, Hidden: 32, Layers: 2, Heads: 2, KVHeads: 2, MaxSeq: 32, NormEps: 1e-5, RopeTheta: 10000}
+	m, err := policy.NewModel(cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := search.EntropyTree{M: 2, N: 2, L: 1, T: 1, Score: search.ScoreAttention}
+	req := search.Request{
+		Prompts: []search.Prompt{{Tokens: []int{1, 2, 3}, ID: 0}, {Tokens: []int{4, 5}, ID: 1}}, Sampler: policy.NewEngine(m),
+		Sampling: policy.DefaultSampling, EOS: []int{11}, MaxTokens: 16, Seed: 5, StepEnds: []int{6, 7},
+	}
+	forks := 0
+	stream := search.ForkStream{StepEnds: req.StepEnds}
+	for _, g := range generate(t, st, req) {
+		for _, n := range g.Nodes() {
+			if len(n.Attention) != len(n.Tokens) || n.Attention[len(n.Tokens)-1] != 0 {
+				t.Fatalf("node %d: attention %v for %d tokens", n.ID, n.Attention, len(n.Tokens))
+			}
+			if n.Parent == nil {
+				continue
+			}
+			forks++
+			p := n.Parent
+			end := stream.StepEnd(p, n.ForkAt)
+			want := 0.0
+			for j := n.ForkAt; j < end; j++ {
+				want += float64(p.Attention[j])
+			}
+			want /= float64(end - n.ForkAt)
+			if !stream.StepStart(p, n.ForkAt) || math.Abs(n.ForkScore-want) > 1e-9 || want < 0 {
+				t.Errorf("node %d forked at %d with score %v, want a step start and %v", n.ID, n.ForkAt, n.ForkScore, want)
+			}
+		}
+	}
+	if forks == 0 {
+		t.Error("no fork: the test tests nothing")
+	}
+	req.Sampler = newSampler(t, hashDist(0.3, 0))
+	for _, g := range generate(t, st, req) {
+		if g.Branches() != 0 || g.MissingForks != 2*2 {
+			t.Errorf("without attention: %d branches, %d missing forks; want 0 and 4", g.Branches(), g.MissingForks)
+		}
 	}
 }

@@ -48,6 +48,7 @@ func init() {
 	RegisterForkScore(ScoreRandom, randomScore)
 	RegisterForkScore(ScoreStepEntropy, stepEntropyScore)
 	RegisterForkScore(ScoreStepRandom, stepRandomScore)
+	RegisterForkScore(ScoreAttention, attentionScore)
 }
 
 var (

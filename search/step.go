@@ -3,6 +3,8 @@ package search
 import (
 	"math"
 	"slices"
+
+	"github.com/rollout-rl/rollout/policy"
 )
 
 // Steps. A task says what a step of its responses is (a line, a clause,
@@ -60,6 +62,43 @@ func tokenBefore(n *Node, i int) (int, bool) {
 		i = m.ForkAt
 	}
 	return 0, false
+}
+
+// ScoreAttention is the mean attention the tokens of the step beginning
+// at the position received from the later tokens of their response
+// (AttnRL: branch at the steps later steps attend to most; Node.Attention);
+// positions inside a step, and every position of a node without
+// attention (a sampler that does not keep it), are not eligible. Being a
+// sum over later tokens, it favours early steps.
+const ScoreAttention ForkScore = "attention"
+
+// attentionScore is the mean received attention of the step beginning at i.
+func attentionScore(n *Node, i int, s ForkStream) float64 {
+	if len(n.Attention) != len(n.Tokens) || !s.StepStart(n, i) {
+		return notEligible
+	}
+	end := s.StepEnd(n, i)
+	sum := 0.0
+	for j := i; j < end; j++ {
+		sum += float64(n.Attention[j])
+	}
+	return sum / float64(end-i)
+}
+
+// recordAttention copies the attention the tokens of p's finished node
+// received, when p's state keeps it.
+func (g *groupRun) recordAttention(p *path) {
+	as, ok := p.state.(policy.AttentionState)
+	if !ok {
+		return
+	}
+	recv := as.AttentionReceived()
+	n := p.node
+	from := len(g.prompt.Tokens) + n.Start
+	n.Attention = make([]float32, len(n.Tokens))
+	if from < len(recv) {
+		copy(n.Attention, recv[from:])
+	}
 }
 
 // notEligible is the score of a position a fork score rules out.

@@ -113,6 +113,12 @@ type Node struct {
 	Tokens    []int
 	LogProbs  []float32
 	Entropies []float32
+	// Attention is, per token, the attention it received from the later
+	// tokens of the node's own response (policy.AttentionState: summed
+	// over those tokens, averaged over layers and heads), recorded when
+	// the node finishes if the sampler keeps it; nil otherwise. The
+	// attention fork score reads it.
+	Attention []float32 `json:",omitempty"`
 	// Finish says why the node's response ended.
 	Finish Finish
 	// Children are the nodes forked off this one, in creation order.
