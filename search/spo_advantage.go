@@ -26,35 +26,10 @@ func (SPO) Advantages(g *Group) ([][]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spo: %w", err)
 	}
-	_, paths := g.Segments()
 	vRoot := mean(r)
-	value := func(s *Segment) float64 {
-		if s == nil {
-			return vRoot
-		}
-		sum := 0.0
-		for _, l := range s.Leaves {
-			sum += l.Reward
-		}
-		return sum / float64(len(s.Leaves))
-	}
-	adv := map[*Segment]float64{}
-	out := make([][]float64, len(r))
-	for i, leaf := range g.Leaves() {
-		a := make([]float64, 0, leaf.Start+len(leaf.Tokens))
-		for _, s := range paths[leaf.ID] {
-			v, ok := adv[s]
-			if !ok {
-				v = value(s) - value(s.Parent)
-				adv[s] = v
-			}
-			for j := s.From; j < s.To; j++ {
-				a = append(a, v)
-			}
-		}
-		out[i] = a
-	}
-	return out, nil
+	return perSegment(g, func(s *Segment) float64 {
+		return segmentValue(s, vRoot) - segmentValue(s.Parent, vRoot)
+	}), nil
 }
 
 // ThinBaselines implements ThinBaselines: the boundary states whose value
