@@ -185,6 +185,7 @@ type segment struct {
 	k16    [][]uint16  // the same in binary16 (Engine.f16)
 	v16    [][]uint16
 	logits []float32 // [positions, vocab]: the distribution after each position
+	recv   []float32 // [positions]: attention received (AttentionReceived)
 }
 
 // state is a decoding state of an Engine.
@@ -216,7 +217,9 @@ func (e *Engine) newSegment() *segment {
 			}
 		}
 		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
+		s.recv = make([]float32, c.MaxSeq)
 	}
+	clear(s.recv)
 	s.n = 0
 	return s
 }
@@ -545,11 +548,13 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 				var scores []float32
 				for i := lo; i < hi; i++ {
 					scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.seg, rows[i].pos, l, c, scale, scores)
+					rows[i].receive(scores, c)
 				}
 			})
 		} else {
 			for i := range rows {
 				sc.scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.seg, rows[i].pos, l, c, scale, sc.scores)
+				rows[i].receive(sc.scores, c)
 			}
 		}
 		w.wo.mulT(sc.o, sc.input(sc.att, R, d))

@@ -180,32 +180,43 @@ func (t TreeRL) Advantages(g *Group) ([][]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", t.Name(), err)
 	}
-	_, paths := g.Segments()
 	vRoot := mean(r)
-	value := func(s *Segment) float64 {
-		sum := 0.0
-		for _, l := range s.Leaves {
-			sum += l.Reward
+	return perSegment(g, func(s *Segment) float64 {
+		vs, vp := segmentValue(s, vRoot), segmentValue(s.Parent, vRoot)
+		v := (vs - vRoot) + (vs - vp)
+		if t.Reweight {
+			v /= math.Sqrt(float64(len(s.Leaves)))
 		}
-		return sum / float64(len(s.Leaves))
+		return v
+	}), nil
+}
+
+// segmentValue is V(s), the mean reward of the leaves below segment s, or
+// vRoot, the value of the prompt, when s is nil.
+func segmentValue(s *Segment, vRoot float64) float64 {
+	if s == nil {
+		return vRoot
 	}
-	adv := map[*Segment]float64{}
-	out := make([][]float64, len(r))
+	sum := 0.0
+	for _, l := range s.Leaves {
+		sum += l.Reward
+	}
+	return sum / float64(len(s.Leaves))
+}
+
+// perSegment gives every token of every leaf the value adv(s) of its
+// segment s (Group.Segments), computed once per segment.
+func perSegment(g *Group, adv func(s *Segment) float64) [][]float64 {
+	_, paths := g.Segments()
+	memo := map[*Segment]float64{}
+	out := make([][]float64, len(g.Leaves()))
 	for i, leaf := range g.Leaves() {
 		a := make([]float64, 0, leaf.Start+len(leaf.Tokens))
 		for _, s := range paths[leaf.ID] {
-			v, ok := adv[s]
+			v, ok := memo[s]
 			if !ok {
-				vs := value(s)
-				vp := vRoot
-				if s.Parent != nil {
-					vp = value(s.Parent)
-				}
-				v = (vs - vRoot) + (vs - vp)
-				if t.Reweight {
-					v /= math.Sqrt(float64(len(s.Leaves)))
-				}
-				adv[s] = v
+				v = adv(s)
+				memo[s] = v
 			}
 			for j := s.From; j < s.To; j++ {
 				a = append(a, v)
@@ -213,7 +224,7 @@ func (t TreeRL) Advantages(g *Group) ([][]float64, error) {
 		}
 		out[i] = a
 	}
-	return out, nil
+	return out
 }
 
 // TreePO is TreePO's subgroup advantage: for leaf i with segments s_1..s_k

@@ -90,6 +90,9 @@ func (e EntropyTree) MaxGroupTokens(maxTokens int) int64 {
 	return int64(e.M)*mt + e.branches()*(mt-1)
 }
 
+// MaxForks implements ForkBudget: N.
+func (e EntropyTree) MaxForks() int { return e.N }
+
 // RemoteTree implements Remote: the tree itself.
 func (e EntropyTree) RemoteTree() (EntropyTree, error) { return e, e.Validate() }
 
@@ -127,14 +130,19 @@ func (e *entropyPlan) idle(g *groupRun) error {
 	// is still an iteration: go on to the next one.
 	for e.iter < e.cfg.L && len(g.live) == 0 {
 		e.iter++
+		n := e.cfg.N
+		if g.prompt.LimitForks {
+			n = max(0, min(n, g.prompt.Forks))
+		}
 		chosen := make([][]Position, len(g.group.Trees))
 		for i, t := range g.group.Trees {
-			ps := EligiblePositions(t, e.cfg.Score, g.answerStart(), req.Seed, req.Step, g.prompt.ID)
-			chosen[i] = TopPositions(ps, e.cfg.N)
-			g.group.MissingForks += e.cfg.N - len(chosen[i])
+			stream := ForkStream{Seed: req.Seed, Step: req.Step, PromptID: g.prompt.ID, StepEnds: req.StepEnds}
+			ps := stream.Positions(t, e.cfg.Score, g.answerStart())
+			chosen[i] = TopPositions(ps, n)
+			g.group.MissingForks += n - len(chosen[i])
 		}
 		// Rank by rank across trees, so a tight budget spreads over the trees.
-		for r := 0; r < e.cfg.N; r++ {
+		for r := 0; r < n; r++ {
 			for _, c := range chosen {
 				if r >= len(c) {
 					continue
@@ -162,8 +170,15 @@ type Position struct {
 // of (seed, step, promptID)), in node-ID then index order. answerStart may
 // be nil. A score that is not registered scores every position 0.
 func EligiblePositions(t *Tree, score ForkScore, answerStart func([]int) int, seed, step, promptID uint64) []Position {
+	return ForkStream{Seed: seed, Step: step, PromptID: promptID}.Positions(t, score, answerStart)
+}
+
+// Positions is EligiblePositions with the stream s, which carries the
+// request's step ends for step-level scores. Positions scored −∞ are left
+// out.
+func (s ForkStream) Positions(t *Tree, score ForkScore, answerStart func([]int) int) []Position {
 	scoreOf, _ := forkScores.lookup(string(score))
-	stream := ForkStream{Seed: seed, Step: step, PromptID: promptID}
+	stream := s
 	var out []Position
 	for _, n := range t.Nodes {
 		limit := len(n.Tokens) - 1 // never the last position
@@ -179,7 +194,9 @@ func EligiblePositions(t *Tree, score ForkScore, answerStart func([]int) int, se
 			}
 			var s float64
 			if scoreOf != nil {
-				s = scoreOf(n, i, stream)
+				if s = scoreOf(n, i, stream); math.IsInf(s, -1) {
+					continue
+				}
 			}
 			out = append(out, Position{Node: n, Index: i, Score: s})
 		}

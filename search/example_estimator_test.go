@@ -51,7 +51,7 @@ func ExampleRegisterEstimator() {
 		fmt.Println(leaf.Advantages)
 	}
 	// Output:
-	// [grpo dr_grpo rloo tree tree_nosqrt tree_subgroup reinforce]
+	// [grpo dr_grpo rloo tree tree_nosqrt tree_subgroup tree_grpo spo reinforce]
 	// [1 1]
 	// [0]
 }

@@ -45,8 +45,8 @@ func ExampleRegisterForkScore() {
 	_, err = search.NewStrategy("entropy_tree", map[string]string{"score": "vibes"})
 	fmt.Println(err)
 	// Output:
-	// [entropy surprisal random confidence]
+	// [entropy surprisal random step_entropy step_random attention confidence]
 	// root log p [-0.531 -1.243 -0.569 -0.588 -0.606 -0.624 -0.642 -0.659]
 	// forked at 2 with score -0.569
-	// entropy_tree: score = "vibes", want entropy, surprisal, random or confidence
+	// entropy_tree: score = "vibes", want entropy, surprisal, random, step_entropy, step_random, attention or confidence
 }

@@ -66,7 +66,7 @@ func ExampleRegisterStrategy() {
 		fmt.Println(err)
 	}
 	// Output:
-	// [flat entropy_tree random_tree segment_tree chain_tree]
+	// [flat entropy_tree random_tree segment_tree tree_grpo arpo pivot chain_tree]
 	// chain_tree: 6 leaves a prompt, at most 44 tokens a group
 	// group of chain_tree: 6 leaves, 4 forks, 33 tokens
 	// chain_tree: depth = 0, want >= 1

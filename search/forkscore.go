@@ -19,14 +19,19 @@ const (
 )
 
 // ScoreFunc scores the token at index i of node n's Tokens as a fork
-// position: the higher, the sooner it is forked. It must be a pure
+// position: the higher, the sooner it is forked; −∞ rules the position
+// out. It must be a pure
 // function of the node's tokens, log-probabilities and entropies and of
 // s, so that trees do not depend on the batch.
 type ScoreFunc func(n *Node, i int, s ForkStream) float64
 
 // ForkStream is the random stream of a group's fork scores, fixed by the
-// request's seed and step and the prompt's id.
-type ForkStream struct{ Seed, Step, PromptID uint64 }
+// request's seed and step and the prompt's id, and the step ends of the
+// request (Request.StepEnds) for step-level scores.
+type ForkStream struct {
+	Seed, Step, PromptID uint64
+	StepEnds             []int
+}
 
 // Uniform returns a number in [0, 1) drawn for position i of node n: the
 // same for the same stream, node and position.

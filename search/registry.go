@@ -3,6 +3,7 @@ package search
 import (
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -29,6 +30,9 @@ func init() {
 	RegisterStrategy("entropy_tree", newEntropyTree)
 	RegisterStrategy("random_tree", newRandomTree)
 	RegisterStrategy("segment_tree", newSegmentTree)
+	RegisterStrategy("tree_grpo", newStepTree)
+	RegisterStrategy("arpo", newARPO)
+	RegisterStrategy("pivot", newPivot)
 
 	RegisterEstimator("grpo", func() Estimator { return GRPO{Epsilon: DefaultEpsilon} })
 	RegisterEstimator("dr_grpo", func() Estimator { return DrGRPO{} })
@@ -36,10 +40,15 @@ func init() {
 	RegisterEstimator("tree", func() Estimator { return TreeRL{Reweight: true} })
 	RegisterEstimator("tree_nosqrt", func() Estimator { return TreeRL{Reweight: false} })
 	RegisterEstimator("tree_subgroup", func() Estimator { return TreePO{} })
+	RegisterEstimator("tree_grpo", func() Estimator { return TreeGRPO{Epsilon: DefaultEpsilon} })
+	RegisterEstimator("spo", func() Estimator { return SPO{} })
 
 	RegisterForkScore(ScoreEntropy, entropyScore)
 	RegisterForkScore(ScoreSurprisal, surprisalScore)
 	RegisterForkScore(ScoreRandom, randomScore)
+	RegisterForkScore(ScoreStepEntropy, stepEntropyScore)
+	RegisterForkScore(ScoreStepRandom, stepRandomScore)
+	RegisterForkScore(ScoreAttention, attentionScore)
 }
 
 var (
@@ -66,7 +75,8 @@ func Names() []string { return strategies.names() }
 // NewStrategy returns the strategy called name with its defaults overridden
 // by params (key=value pairs as on the command line; built-in keys: flat:
 // n; entropy_tree: m, n, l, t, score; random_tree: m, n, l, t;
-// segment_tree: s, b, w). Unknown names and keys, unparsable and invalid
+// segment_tree: s, b, w; tree_grpo: m, n, l; arpo: m, n, alpha, beta, k,
+// z; pivot: n, k, gamma). Unknown names and keys, unparsable and invalid
 // values are errors that name them; those about a parameter are
 // *ParamError.
 func NewStrategy(name string, params map[string]string) (Strategy, error) {
@@ -100,7 +110,9 @@ func EstimatorNames() []string { return estimators.names() }
 
 // NewEstimator returns the estimator called name: grpo, dr_grpo, rloo, tree
 // (TreeRL with the √ reweighting), tree_nosqrt (TreeRL without it),
-// tree_subgroup (TreePO), or one registered by another package.
+// tree_subgroup (TreePO), tree_grpo (Tree-GRPO's intra- plus inter-tree
+// advantage), spo (SPO's segment advantage), or one registered by another
+// package.
 func NewEstimator(name string) (Estimator, error) {
 	newEstimator, ok := estimators.lookup(name)
 	if !ok {
@@ -150,6 +162,20 @@ func (p *Params) Int(key string, def int) int {
 		return def
 	}
 	return n
+}
+
+// Float returns the number value of key, or def if it is not given.
+func (p *Params) Float(key string, def float64) float64 {
+	v, ok := p.read(key)
+	if !ok {
+		return def
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		p.fail(&ParamError{Strategy: p.strategy, Key: key, Value: v, Msg: fmt.Sprintf("%s = %q is not a number", key, v)})
+		return def
+	}
+	return x
 }
 
 // String returns the value of key with surrounding spaces removed, or def

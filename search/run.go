@@ -278,6 +278,7 @@ func (g *groupRun) retire() (finished []*path) {
 	for _, p := range g.live {
 		g.group.Usage.GeneratedTokens++
 		if n := p.node; n.Finish != "" {
+			g.recordAttention(p)
 			// Return the unused part of the path's reservation.
 			g.committed -= int64(g.req.MaxTokens - (n.Start + len(n.Tokens)))
 			finished = append(finished, p)

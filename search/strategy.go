@@ -55,6 +55,23 @@ type Prompt struct {
 	// AnswerStart, if not nil, replaces Request.AnswerStart for this
 	// prompt (for tasks whose answer marker depends on the prompt).
 	AnswerStart func(response []int) int
+	// Failed, if not nil, reports whether a response fails the prompt's
+	// verifier; strategies that resample failed responses (pivot) call it
+	// on finished responses. Nil counts every response as failed.
+	Failed func(response []int) bool
+	// LimitForks, if set, caps the forks of the prompt's group at Forks
+	// (0: none): the fork positions per tree and round of a strategy with
+	// a fork budget (ForkBudget). A difficulty-adaptive caller sets it.
+	LimitForks bool
+	Forks      int
+}
+
+// ForkBudget is implemented by strategies whose forks a prompt may cap
+// (Prompt.LimitForks): entropy trees and tree_grpo.
+type ForkBudget interface {
+	// MaxForks is the fork positions per tree and round when nothing caps
+	// them (an entropy tree's N).
+	MaxForks() int
 }
 
 // Request is what a strategy generates from.
@@ -82,6 +99,10 @@ type Request struct {
 	// (len(response) if it has not begun); trees never fork at or after it.
 	// Nil means the answer never begins.
 	AnswerStart func(response []int) int
+	// StepEnds lists the token ids that end a step of a response (a task's
+	// newline, ';', ...): step-level fork scores and strategies fork only
+	// at a step's first token. Nil makes every token a step.
+	StepEnds []int
 	// FLOPs returns the forward FLOPs of one position attending to ctx
 	// positions (itself included), e.g. policy.Config.ForwardFLOPs; nil counts no FLOPs.
 	FLOPs func(ctx int) int64

@@ -25,8 +25,10 @@
 //
 // # Strategies
 //
-// Flat, EntropyTree (also under the name random_tree) and SegmentTree
-// implement Strategy, each in a file of its own. Generate advances every
+// Flat, EntropyTree (also under the name random_tree), SegmentTree,
+// StepTree (tree_grpo), ARPO (arpo) and Pivot (pivot) implement Strategy,
+// each in a file of its own; the last three, and the fork scores
+// step_entropy and step_random, work on a task's steps (Request.StepEnds). Generate advances every
 // group of a request together: all live states of all prompts go through
 // one batched policy.Sampler.Step per token. Randomness comes from
 // counter-based streams derived from (seed, step, prompt id, branch id), so
@@ -56,7 +58,8 @@
 // # Advantages
 //
 // Estimators (NewEstimator: grpo, dr_grpo, rloo, tree, tree_nosqrt,
-// tree_subgroup, and any registered with RegisterEstimator) are pure
+// tree_subgroup, tree_grpo, spo, and any registered with
+// RegisterEstimator) are pure
 // functions of a scored group; SetAdvantages stores one value per response
 // token in every leaf.
 package search
@@ -110,6 +113,12 @@ type Node struct {
 	Tokens    []int
 	LogProbs  []float32
 	Entropies []float32
+	// Attention is, per token, the attention it received from the later
+	// tokens of the node's own response (policy.AttentionState: summed
+	// over those tokens, averaged over layers and heads), recorded when
+	// the node finishes if the sampler keeps it; nil otherwise. The
+	// attention fork score reads it.
+	Attention []float32 `json:",omitempty"`
 	// Finish says why the node's response ended.
 	Finish Finish
 	// Children are the nodes forked off this one, in creation order.

@@ -23,7 +23,7 @@ import (
 type passrateArgs struct {
 	variant, cache, out, format string
 	sets, shapes, segments      []string
-	scores                      []string
+	scores, methods             []string
 	iidNs                       []int
 	prompts, k, batch           int
 	resamples, bin              int
@@ -68,6 +68,7 @@ none is measured.`,
 	f.StringArrayVar(&a.shapes, "shape", []string{"2,2,1,1", "6,2,1,2"}, "entropy-tree shape M,N,L,T (repeatable)")
 	f.StringSliceVar(&a.scores, "score", []string{"entropy", "surprisal", "random"}, "fork scores of the entropy trees")
 	f.StringArrayVar(&a.segments, "segment", []string{"16,2,8"}, "segment-tree shape S,B,W (repeatable)")
+	f.StringArrayVar(&a.methods, "method", nil, "any registered strategy as NAME or NAME:key=value,key=value (e.g. tree_grpo:m=4,n=2; repeatable)")
 	f.IntVar(&a.batch, "batch", 1024, "leaves generated together (a method takes batch / its leaves per prompt prompts at once)")
 	f.Uint64Var(&a.seed, "seed", 1, "seed of the prompts and sampling streams")
 	f.IntVar(&a.resamples, "resamples", 2000, "bootstrap resamples")
@@ -236,6 +237,13 @@ func passrateOptions(cmd *cobra.Command, a *passrateArgs) (passrate.Options, err
 	if !cmd.Flags().Changed("iid-n") {
 		a.iidNs = clipIIDNs(a.iidNs, a.k)
 	}
+	for _, m := range a.methods {
+		sp, err := methodSpec(m)
+		if err != nil {
+			return passrate.Options{}, usageError{err}
+		}
+		specs = append(specs, sp)
+	}
 	o := passrate.Options{Prompts: a.prompts, Batch: a.batch, K: a.k, IIDNs: a.iidNs, Specs: specs,
 		Bootstrap: passrate.Bootstrap{Resamples: a.resamples, Level: 0.95, Seed: a.seed}}
 	if err := o.Validate(); err != nil {
@@ -391,4 +399,25 @@ func meanOf(p *passrate.Profile) float64 {
 		return 0
 	}
 	return s / float64(n)
+}
+
+// methodSpec builds the method of a --method flag, NAME or
+// NAME:key=value,key=value, named as given.
+func methodSpec(flag string) (passrate.Spec, error) {
+	name, list, _ := strings.Cut(flag, ":")
+	params := map[string]string{}
+	if list != "" {
+		for _, kv := range strings.Split(list, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return passrate.Spec{}, fmt.Errorf("--method %s: %q is not key=value", flag, kv)
+			}
+			params[strings.TrimSpace(k)] = v
+		}
+	}
+	st, err := search.NewStrategy(name, params)
+	if err != nil {
+		return passrate.Spec{}, fmt.Errorf("--method %s: %w", flag, err)
+	}
+	return passrate.Spec{Name: flag, Family: name, Strategy: st}, nil
 }

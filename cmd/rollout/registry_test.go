@@ -91,7 +91,7 @@ func TestRegisteredOutsideSearch(t *testing.T) {
 	for _, tc := range []struct{ rollout, want string }{
 		{"{strategy: pair_tree, params: {pairs: 0}}", "bad.yaml:4: rollout.params.pairs: pair_tree: pairs = 0, want >= 1"},
 		{"{strategy: pair_tree, params: {m: 2}}", `bad.yaml:4: rollout.params.m: pair_tree: unknown parameter "m" (known: pairs, score)`},
-		{"{strategy: pair_tree, params: {score: vibes}}", `rollout.params.score: pair_tree: score = "vibes", want entropy, surprisal, random or late`},
+		{"{strategy: pair_tree, params: {score: vibes}}", `rollout.params.score: pair_tree: score = "vibes", want entropy, surprisal, random, step_entropy, step_random, attention or late`},
 	} {
 		cfg := write("bad.yaml", tc.rollout, "{advantage: max_baseline}")
 		if code, _, e := rollout(t, "sample", "--config", cfg, "--checkpoint", ckpt); code != 2 || !strings.Contains(e, tc.want) {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/runner"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
@@ -304,6 +305,7 @@ type runView struct {
 	bars    map[string]*bar
 	steps   map[string]int
 	pre     *bar
+	warned  map[string]bool // runs warned of thin baselines
 }
 
 func newRunView(pr *progress, total int) *runView {
@@ -363,6 +365,13 @@ func (v *runView) Step(r config.Run, step int, m map[string]float64) {
 			done = min(step, total)
 		}
 		b.set(done, note)
+	}
+	if n := m[rl.ThinBaselinesMetric]; n > 0 && !v.warned[r.ID] {
+		if v.warned == nil {
+			v.warned = map[string]bool{}
+		}
+		v.warned[r.ID] = true
+		v.pr.log("warning: %s seed %d step %d: %.0f baselines from a single rollout (%s; e.g. a tree of one leaf has no intra-tree baseline): give each tree more leaves", r.Variant, r.Seed, step, n, rl.ThinBaselinesMetric)
 	}
 }
 

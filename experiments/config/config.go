@@ -165,6 +165,12 @@ type Rollout struct {
 	// Int8 samples from a weight-only int8 copy of the policy. Default
 	// false.
 	Int8 bool `yaml:"int8" json:"int8"`
+	// Adaptive sets each prompt's fork budget from a running estimate of
+	// its pass rate (rl.Setup.Adaptive): the most forks where the estimate
+	// is mid-range, none where the prompt is always or never solved.
+	// Strategies with a fork budget only (entropy_tree, random_tree,
+	// tree_grpo). Default false (left out of the encodings when false).
+	Adaptive bool `yaml:"adaptive,omitempty" json:"adaptive,omitempty"`
 }
 
 // Variant is a named resolved configuration.

@@ -56,7 +56,7 @@ variants:
 		{"param in a block mapping", "task: {name: add}\nrollout:\n  strategy: entropy_tree\n  params:\n    n: 1\n    m: 0\n", nil, "c.yaml:6: rollout.params.m: entropy_tree: m = 0"},
 		{"unknown param", "task: {name: add}\nrollout:\n  params:\n    n: 4\n    zz: 1\n", nil, `c.yaml:5: rollout.params.zz: flat: unknown parameter "zz" (known: n)`},
 		{"unparsable param", "task: {name: add}\nrollout:\n  params: {n: many}\n", nil, `c.yaml:3: rollout.params.n: flat: n = "many" is not an integer`},
-		{"unknown strategy", "task: {name: add}\nrollout:\n  strategy: beam\n", nil, `c.yaml:3: rollout.strategy: unknown strategy "beam" (known: flat, entropy_tree, random_tree, segment_tree)`},
+		{"unknown strategy", "task: {name: add}\nrollout:\n  strategy: beam\n", nil, `c.yaml:3: rollout.strategy: unknown strategy "beam" (known: flat, entropy_tree, random_tree, segment_tree, tree_grpo, arpo, pivot)`},
 		// Variants.
 		{"variant param", variants, nil, "c.yaml:10: variants[1].set.rollout.params.m: entropy_tree: m = 0, want >= 1"},
 		{"variant flow param", "task: {name: add}\nvariants:\n  - {name: a}\n  - name: b\n    set: {rollout.strategy: entropy_tree, rollout.params: {m: 0}}\n", nil, "c.yaml:5: variants[1].set.rollout.params.m: entropy_tree: m = 0"},

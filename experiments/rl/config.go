@@ -74,11 +74,17 @@ type Config struct {
 	// Default 0.
 	MaxStaleness int `yaml:"max_staleness" json:"max_staleness"`
 	// Correction is the off-policy correction for stale or quantized
-	// rollouts: none, tis (weight min(π_old/π_behave, TISCap)) or decoupled
-	// (AReaL). Default none.
+	// rollouts: none, tis (weight min(π_old/π_behave, TISCap)), decoupled
+	// (AReaL), mis (masked IS), icepop or geo_mask (see correction.go).
+	// Default none.
 	Correction string `yaml:"correction" json:"correction"`
 	// TISCap is TIS's C. Default 2.
 	TISCap float64 `yaml:"tis_cap" json:"tis_cap"`
+	// ISLow and ISHigh are the ratio band of the icepop and geo_mask
+	// corrections (see correction.go); 0 takes the mode's default (icepop
+	// [0.5, 5], geo_mask [0.999, 1.001]). Left out of the encodings when 0.
+	ISLow  float64 `yaml:"is_low,omitempty" json:"is_low,omitempty"`
+	ISHigh float64 `yaml:"is_high,omitempty" json:"is_high,omitempty"`
 	// SaveFinal writes a finished run's final policy as a checkpoint
 	// directory beside the store (tracking.FinalDir): model.safetensors
 	// with Hugging Face Llama names, config.json and vocab.json, which
@@ -204,7 +210,7 @@ type EvalConfig struct {
 // Names of the choices.
 var (
 	LossAggs    = []string{"token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm"}
-	Corrections = []string{"none", "tis", "decoupled"}
+	Corrections = []string{"none", "tis", "decoupled", "mis", "icepop", "geo_mask"}
 	Overlongs   = []string{string(OverlongTruncate), string(OverlongFilter), string(OverlongPenalty)}
 )
 
@@ -260,6 +266,8 @@ func (c Config) Validate() error {
 		{c.MaxResampleRounds < 0, "train.max_resample_rounds", c.MaxResampleRounds, "want ≥ 0"},
 		{c.MaxStaleness < 0, "train.max_staleness", c.MaxStaleness, "want ≥ 0"},
 		{c.TISCap <= 0, "train.tis_cap", c.TISCap, "want > 0"},
+		{c.ISLow < 0, "train.is_low", c.ISLow, "want ≥ 0 (0: the correction's default)"},
+		{c.ISHigh < 0 || (c.ISHigh > 0 && c.ISHigh < c.ISLow), "train.is_high", c.ISHigh, "want ≥ train.is_low (0: the correction's default)"},
 		{c.OverlongCache < 0, "train.overlong_cache", c.OverlongCache, "want ≥ 0"},
 		{c.Overlong == OverlongPenalty && c.OverlongCache == 0, "train.overlong_cache", c.OverlongCache, "want ≥ 1 with train.overlong: penalty (DAPO's L_cache)"},
 	}

@@ -56,6 +56,9 @@ type Setup struct {
 	EvalEveryFLOPs int64
 	// Int8 samples from an int8 copy of the policy.
 	Int8 bool
+	// Adaptive sets each train prompt's fork budget from a running
+	// estimate of its pass rate (see adaptive.go).
+	Adaptive bool
 	// Reward mixes the verifier with a reward model and shaping terms;
 	// nil rewards by the verifier alone.
 	Reward *reward.Mixer
@@ -85,6 +88,8 @@ type Loop struct {
 	// over its released KV caches (policy.WithCachesFrom) instead of
 	// allocating them again, with the same results.
 	engine *policy.Engine
+	// adaptive is the state of rollout.adaptive.
+	adaptive adaptiveState
 }
 
 // staleGroup is a kept group waiting to be trained on again.
@@ -117,6 +122,9 @@ func New(s Setup) (*Loop, error) {
 		return nil, err
 	}
 	if _, err := search.NewEstimator(s.Train.Advantage); err != nil {
+		return nil, err
+	}
+	if err := checkAdaptive(s); err != nil {
 		return nil, err
 	}
 	l := &Loop{s: s, trainer: tr}
@@ -279,6 +287,10 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	l.tokensCum += usage.GeneratedTokens
 	m["timing_s/gen"] = time.Since(genStart).Seconds()
 	rolloutMetrics(res.Groups, m)
+	thinBaselineMetrics(res.Groups, c.Advantage, m)
+	if l.s.Adaptive {
+		l.adaptive.metrics(m)
+	}
 	m["groups/kept"] = float64(len(kept))
 	m["budget/tokens"] = float64(usage.GeneratedTokens)
 	m["budget/tokens_cum"] = float64(l.tokensCum)
@@ -469,11 +481,22 @@ func (l *Loop) generate(ctx context.Context, n int) ([]ScoredGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, engine, err := l.s.rollouts(ctx, l.step, prompts, indices, l.engine)
+	var forks []int
+	if l.s.Adaptive {
+		texts := make([]string, len(prompts))
+		for i, p := range prompts {
+			texts[i] = p.Text
+		}
+		forks = l.adaptive.plan(l.s.Strategy.(search.ForkBudget).MaxForks(), texts)
+	}
+	groups, engine, err := l.s.rollouts(ctx, l.step, prompts, indices, l.engine, forks)
 	if err != nil {
 		return nil, err
 	}
 	l.engine = engine
+	if l.s.Adaptive {
+		l.adaptive.observe(groups)
+	}
 	return groups, nil
 }
 
@@ -627,6 +650,7 @@ type trainSeq struct {
 	seq               []int
 	promptLen         int
 	adv, beh, old, rf []float64
+	isW               []float64 // correction weights (correctionWeights), set with old
 }
 
 // trainedLeaves returns the leaves of g the loss trains on: all of them,
@@ -686,6 +710,7 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 	var nTok int
 	for i := range seqs {
 		seqs[i].old = old[i]
+		seqs[i].isW = correctionWeights(l.s.Train, seqs[i].old, seqs[i].beh)
 		if ref != nil {
 			seqs[i].rf = ref[i]
 		}
@@ -704,6 +729,9 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 		m["mismatch/ratio_p10"] = quantile(ratios, 0.1)
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
+		if l.s.Int8 || l.s.Train.MaxStaleness > 0 || l.s.Train.Correction != "none" {
+			mismatchMetrics(seqs, l.s.Train.Correction, m)
+		}
 	}
 	return flops, nil
 }
@@ -762,7 +790,7 @@ func (l *Loop) minibatchLoss(part []trainSeq, temp float64) (*objective, mat.Ten
 			tt := tokenTerm{
 				row:   b.Target(i, d.promptLen+t-1),
 				oldLP: d.old[t], behLP: d.beh[t], adv: d.adv[t], agg: agg[i][t],
-				isW: correctionWeight(c.Correction, d.old[t], d.beh[t], c.TISCap),
+				isW: d.isW[t],
 			}
 			if d.rf != nil {
 				tt.refLP = d.rf[t]

@@ -52,12 +52,17 @@ func (s *Setup) request(step int, prompts []task.Prompt, ids []int, prev *policy
 		FLOPs:     s.Policy.Config.ForwardFLOPs,
 		Prompts:   make([]search.Prompt, len(prompts)),
 	}
+	stepEnds, err := s.Tokenizer.Encode(task.StepEnds(s.Task))
+	if err != nil {
+		return search.Request{}, nil, fmt.Errorf("rl: step ends of task %s: %w", s.Task.Name(), err)
+	}
+	req.StepEnds = stepEnds
 	for i, p := range prompts {
 		toks, err := s.Tokenizer.EncodePrompt(p.Text)
 		if err != nil {
 			return search.Request{}, nil, fmt.Errorf("rl: prompt %q: %w", p.Text, err)
 		}
-		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p)}
+		req.Prompts[i] = search.Prompt{Tokens: toks, ID: uint64(ids[i]), AnswerStart: AnswerStart(s.Task, s.Tokenizer, p), Failed: failed(s.Task, s.Tokenizer, p)}
 	}
 	opts := []policy.EngineOption{policy.WithCachesFrom(prev)}
 	if s.Int8 {
@@ -73,13 +78,15 @@ func (s *Setup) request(step int, prompts []task.Prompt, ids []int, prev *policy
 // `step`, exactly as the RL loop's step does, and marks the groups the loop
 // would filter (train.filter_groups and all rewards equal).
 func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int) ([]ScoredGroup, error) {
-	out, _, err := s.rollouts(ctx, step, prompts, ids, nil)
+	out, _, err := s.rollouts(ctx, step, prompts, ids, nil, nil)
 	return out, err
 }
 
-// rollouts is Rollouts on an engine over prev's caches (nil: fresh ones);
-// it returns that engine, which holds the caches for the next call.
-func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine) ([]ScoredGroup, *policy.Engine, error) {
+// rollouts is Rollouts on an engine over prev's caches (nil: fresh ones),
+// with forks[i] capping prompt i's forks (search.Prompt.LimitForks; nil:
+// no cap); it returns that engine, which holds the caches for the next
+// call.
+func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine, forks []int) ([]ScoredGroup, *policy.Engine, error) {
 	est, err := search.NewEstimator(s.Train.Advantage)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rl: %w", err)
@@ -87,6 +94,9 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 	req, engine, err := s.request(step, prompts, ids, prev)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range forks {
+		req.Prompts[i].LimitForks, req.Prompts[i].Forks = true, forks[i]
 	}
 	groups, err := s.Strategy.Generate(ctx, req)
 	if err != nil {
@@ -108,4 +118,10 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 		}
 	}
 	return out, engine, nil
+}
+
+// failed reports whether a response to p fails t's verifier (reward below
+// 1), for strategies that resample failed responses (search.Prompt.Failed).
+func failed(t task.Task, tok *policy.Tokenizer, p task.Prompt) func([]int) bool {
+	return func(resp []int) bool { return t.Verify(p, ResponseText(tok, resp)).Reward < 1 }
 }

@@ -25,6 +25,9 @@ type snapshot struct {
 	// FLOPsCum is budget/total_flops_cum (0 in snapshots older than it).
 	FLOPsCum int64
 	Buffer   []bufferedGroup
+	// Passes are rollout.adaptive's pass counts by prompt text (none
+	// without it, and in snapshots older than it).
+	Passes []promptPasses
 }
 
 // bufferedGroup is a stale group as its binary record (package record),
@@ -44,7 +47,7 @@ func (l *Loop) Snapshot() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum, FLOPsCum: l.flopsCum}
+	s := snapshot{Weights: w, Optimizer: o, Step: l.step, NextPrompt: l.nextPrompt, TokensCum: l.tokensCum, TrainFLOPsCum: l.trainFLOPsCum, FLOPsCum: l.flopsCum, Passes: l.adaptive.snapshot()}
 	for _, b := range l.buffer {
 		rec, err := b.group.Record(b.prompt.Text, l.s.Tokenizer.ResponseText).AppendBinary(nil)
 		if err != nil {
@@ -73,6 +76,7 @@ func (l *Loop) Restore(b []byte) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	l.step, l.nextPrompt, l.tokensCum, l.trainFLOPsCum, l.flopsCum = s.Step, s.NextPrompt, s.TokensCum, s.TrainFLOPsCum, s.FLOPsCum
+	l.adaptive.restore(s.Passes)
 	l.buffer = l.buffer[:0]
 	for _, bg := range s.Buffer {
 		var rec record.Group

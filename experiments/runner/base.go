@@ -119,7 +119,7 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 	}
 	return rl.Setup{
 		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
-		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8,
+		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8, Adaptive: c.Rollout.Adaptive,
 		EvalEveryTokens: c.Eval.EveryTokens, EvalEveryFLOPs: c.Eval.EveryFLOPs, Reward: mix, Train: c.Train, Seed: seed,
 	}, nil
 }

@@ -220,6 +220,11 @@ func (s *Sampler) planOf(st search.Strategy) (func(context.Context, *groupRun) e
 	if err != nil {
 		return nil, err
 	}
+	switch e.Score {
+	case search.ScoreStepEntropy, search.ScoreStepRandom, search.ScoreAttention:
+		// A completions server knows no task's steps and gives no attention.
+		return nil, fmt.Errorf("remote: fork score %q needs the local engine (a task's step ends, the attention weights)", e.Score)
+	}
 	return func(ctx context.Context, g *groupRun) error { return g.tree(ctx, e) }, nil
 }
 
