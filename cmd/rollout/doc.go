@@ -44,7 +44,7 @@
 //	| --- | --- | --- |
 //	| --set dotted.key=value | a config override (repeatable); the value in YAML syntax | run, pretrain, reward-model, config show, sample, passrate |
 //	| --checkpoint DIR | a policy checkpoint to read | model logits, model sample, model export, sample, ttc, serve |
-//	| --policy URL, --model NAME | instead of --checkpoint: the policy behind an OpenAI-compatible server (--timeout, --concurrency, --retries tune its client) | sample, ttc, passrate |
+//	| --policy URL, --model NAME | instead of --checkpoint: the policy behind an OpenAI-compatible server (--timeout, --concurrency, --retries, --max-answer-mib tune its client; --api-key-env names the key variable) | sample, ttc, passrate |
 //	| --config FILE | take the task (and, for sample, everything) from an experiment config | sample, ttc, task show, task verify |
 //	| --param key=value | a task parameter (the config's task.params) | task show, task verify, sample, ttc |
 //	| --strategy-param key=value | a strategy parameter (the config's rollout.params) | sample |
@@ -202,7 +202,7 @@
 // # rollout serve: an OpenAI-compatible server
 //
 //	rollout serve --checkpoint ckpt/ [--addr 127.0.0.1:8000] [--model-name NAME] [--max-batch 64] [--queue 64] [--int8]
-//	curl -s localhost:8000/v1/completions -d '{"prompt": "12+34", "n": 4, "max_tokens": 16, "seed": 1, "logprobs": 2}'
+//	curl -s localhost:8000/v1/completions -H 'Content-Type: application/json' -d '{"prompt": "12+34", "n": 4, "max_tokens": 16, "seed": 1, "logprobs": 2}'
 //
 // Serves the checkpoint of --checkpoint (or given as the argument, rollout serve ckpt/) under GET /v1/models and POST /v1/completions with OpenAI's shapes, as
 // the model --model-name (default: the checkpoint directory's name, ckpt here):
@@ -225,8 +225,39 @@
 // range, characters outside the alphabet, prompt + max_tokens beyond the context); unknown
 // fields are ignored; parameters that would change the result but are not implemented
 // (stream, best_of ≠ n, penalties, logit_bias, suffix) are refused. The server
-// listens on loopback unless --addr says otherwise (then it warns: there is no
-// authentication), and an interrupt stops it after the requests in flight.
+// listens on loopback unless --addr says otherwise (then it warns; see Security below for
+// keys and what is bounded), and an interrupt stops it after the requests in flight.
+//
+// # Security
+//
+// Two commands open a network port. rollout serve exposes the model: anyone who reaches it
+// can sample completions and log-probabilities, which costs CPU time; it reads nothing but
+// the checkpoint. rollout ui exposes the store, read-only: every experiment's configs,
+// metrics and rollout groups (prompts and responses); it never writes.
+//
+// Both listen on loopback (127.0.0.1) by default. There they answer only requests whose Host
+// header names localhost or a loopback address (403 otherwise), so a web page cannot reach
+// them by DNS rebinding; serve reads only Content-Type: application/json bodies (415
+// otherwise), so a page cannot send it a form.
+//
+// To require a key, set ROLLOUT_API_KEY or pass --api-key-file FILE (no flag takes the key
+// itself: other users could read it in the process list). Every request must then carry
+// Authorization: Bearer KEY (otherwise 401, in OpenAI's error shape); the dashboard also
+// accepts the key as the password a browser asks for. Started with any other --addr (e.g.
+// 0.0.0.0:8000), a server warns what it exposes; the key then crosses the network over plain
+// HTTP, so put a TLS proxy in front of it or reach it through an SSH tunnel.
+//
+// Each serve request is bounded: prompts × n within --max-batch, prompt plus max_tokens
+// within the model's context; at most --queue + --max-batch requests are held (429 beyond)
+// and at most 4 × that many connections; logprobs are scored between other requests' decode
+// steps; a request is dropped when its client disconnects or after --request-timeout (5
+// min); a body must arrive within 30 s, and idle connections close after 60 s.
+//
+// As a client (--policy URL), rollout sends $OPENAI_API_KEY (or the variable --api-key-env
+// names) as a bearer key, and warns before sending it over plain HTTP beyond loopback. It
+// reads at most --max-answer-mib (64) MiB of an answer after decompression, and retries only
+// 429, 500, 502, 503, 504 and lost connections (at most a quarter of --concurrency retries at
+// once). Text from a server that it prints has its terminal control characters escaped.
 //
 // # Remote policies
 //
@@ -705,7 +736,10 @@
 // response_length/clip_ratio, rollout/entropy, groups/zero_std_frac, groups/total (the step's
 // groups, filtered ones included), groups/filtered, groups/kept, groups/resample_rounds, actor/pg_loss, actor/pg_clipfrac,
 // actor/ppo_kl, actor/kl_ref, actor/grad_norm, is/ratio_mean, mismatch/abs_logp,
-// mismatch/kl, mismatch/ratio_p10|p50|p90, buffer/stale_groups, buffer/mean_staleness (their mean age in policy versions, when there are any), budget/tokens,
+// mismatch/kl, mismatch/ratio_p10|p50|p90, and in int8, stale or corrected runs mismatch/chi2,
+// mismatch/ess and is/masked_frac, adv/thin_baselines (baselines resting on one rollout; a
+// warning on stderr when above 0), with rollout.adaptive adaptive/forks_mean and
+// adaptive/pass_rate_mean, buffer/stale_groups, buffer/mean_staleness (their mean age in policy versions, when there are any), budget/tokens,
 // budget/tokens_cum, budget/prefill_tokens, budget/flops, budget/train_flops and
 // budget/train_flops_cum (the update's FLOPs: every trained sequence position at its
 // context's forward FLOPs, once for π_old, once for π_ref when kl_coef > 0 and 3× per epoch),
