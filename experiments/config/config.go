@@ -320,9 +320,6 @@ func Defaults() Experiment {
 // recorded variant configs with new ones through it.
 func Canonical(text string) (string, error) {
 	var cfg Experiment
-	// Keys whose default is not their type's zero value, for texts
-	// recorded before they existed (Marshal leaves them out at it).
-	cfg.Train.TreePacking = rl.DefaultConfig().TreePacking
 	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
 		return "", fmt.Errorf("resolved config: %w", err)
 	}

@@ -6,42 +6,40 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rollout-rl/rollout/experiments/rl"
 )
 
-// train.tree_packing defaults to true and is then left out of the run id,
-// the resolved JSON and the recorded text; false is a different run, kept
+// train.tree_packing defaults to false and is then left out of the run id,
+// the resolved JSON and the recorded text; true is a different run, kept
 // through Canonical; a value that is not a boolean is an error naming the
 // key.
 func TestTreePackingKey(t *testing.T) {
 	const base = "task: {name: add, params: {digits: 2}}\n"
 	plain, c := firstRun(t, base)
-	if !c.Train.TreePacking {
-		t.Fatal("train.tree_packing is false by default")
+	if c.Train.TreePacking {
+		t.Fatal("train.tree_packing is true by default")
 	}
-	if id, _ := firstRun(t, base, "train.tree_packing=true"); id != plain {
-		t.Errorf("tree_packing=true: run id %s, want the defaults' %s", id, plain)
+	if id, _ := firstRun(t, base, "train.tree_packing=false"); id != plain {
+		t.Errorf("tree_packing=false: run id %s, want the defaults' %s", id, plain)
 	}
-	off, c := firstRun(t, base, "train.tree_packing=false")
-	if off == plain || c.Train.TreePacking {
-		t.Errorf("tree_packing=false: run id %s (defaults' %s), packing %v", off, plain, c.Train.TreePacking)
+	on, c := firstRun(t, base, "train.tree_packing=true")
+	if on == plain || !c.Train.TreePacking {
+		t.Errorf("tree_packing=true: run id %s (defaults' %s), packing %v", on, plain, c.Train.TreePacking)
 	}
 	for _, tc := range []struct {
 		on   bool
 		want string
-	}{{true, ""}, {false, "tree_packing: false"}} {
-		c.Train.TreePacking = rl.OnByDefault(tc.on)
+	}{{false, ""}, {true, "tree_packing: true"}} {
+		c.Train.TreePacking = tc.on
 		y, err := Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		j, _ := json.Marshal(c)
 		if tc.want == "" && (strings.Contains(string(y), "tree_packing") || strings.Contains(string(j), "tree_packing")) {
-			t.Errorf("packing on: the recorded config names it:\n%s\n%s", y, j)
+			t.Errorf("packing off: the recorded config names it:\n%s\n%s", y, j)
 		}
 		if tc.want != "" && !strings.Contains(string(y), tc.want) {
-			t.Errorf("packing off: the recorded config lacks %q:\n%s", tc.want, y)
+			t.Errorf("packing on: the recorded config lacks %q:\n%s", tc.want, y)
 		}
 		canon, err := Canonical(string(y))
 		if err != nil || canon != string(y) {
@@ -90,7 +88,7 @@ func TestQuickstartFLOPsConfig(t *testing.T) {
 		if c.Train.TotalFLOPs != 3e11 || c.Eval.EveryFLOPs != 1e11 || c.Train.Steps != 0 || c.Train.TotalTokens != 0 {
 			t.Errorf("%s: total_flops %d every_flops %d steps %d total_tokens %d", r.Variant, c.Train.TotalFLOPs, c.Eval.EveryFLOPs, c.Train.Steps, c.Train.TotalTokens)
 		}
-		packed[r.Variant] = bool(c.Train.TreePacking)
+		packed[r.Variant] = c.Train.TreePacking
 	}
 	if want := map[string]bool{"flat": true, "entropy_tree": true, "entropy_tree_per_leaf": false}; !maps.Equal(packed, want) {
 		t.Errorf("variants' tree_packing %v, want %v", packed, want)

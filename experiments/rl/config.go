@@ -125,19 +125,13 @@ type Config struct {
 	// weight) at its one log-probability. π_old and π_ref are computed
 	// packed too. The gradients are the per-leaf pass's (false) to float32
 	// rounding, at a fraction of its FLOPs (budget/train_flops counts the
-	// rows that run). Default true. (Left out of the JSON and YAML
-	// encodings when true, so run ids and recorded variant configs of
-	// configs without it stay what they were.)
-	TreePacking OnByDefault `yaml:"tree_packing,omitempty" json:"tree_packing,omitzero"`
+	// rows that run). Default false: an RL run's trajectory follows float32
+	// rounding, so the default stays the pass every recorded result was
+	// trained with. (Left out of the JSON and YAML encodings when false, so
+	// run ids and recorded variant configs of configs without it stay what
+	// they were.)
+	TreePacking bool `yaml:"tree_packing,omitempty" json:"tree_packing,omitempty"`
 }
-
-// OnByDefault is a boolean setting whose default is true. IsZero reports
-// the default, so encoding/json's omitzero and YAML's omitempty leave it
-// out when true.
-type OnByDefault bool
-
-// IsZero reports whether b is the default, true.
-func (b OnByDefault) IsZero() bool { return bool(b) }
 
 // Overlong is train.overlong: truncate, filter or penalty. The empty
 // string, as decoded from a run recorded before the key existed, means
@@ -219,13 +213,13 @@ var (
 // token-mean loss, no KL or entropy term, one epoch of one minibatch,
 // group filtering with up to 2 extra rounds, no stale reuse, no
 // correction (TIS cap 2), overlong responses trained on as they are,
-// trees trained packed.
+// trees trained per leaf.
 func DefaultConfig() Config {
 	return Config{
 		Steps: 20, PromptsPerStep: 8, LR: 1e-4, MaxGradNorm: 1, Advantage: "grpo",
 		ClipLow: 0.2, ClipHigh: 0.28, LossAgg: "token_mean", Epochs: 1, Minibatches: 1,
 		FilterGroups: true, MaxResampleRounds: 2, Correction: "none", TISCap: 2,
-		Overlong: OverlongTruncate, TreePacking: true,
+		Overlong: OverlongTruncate,
 	}
 }
 

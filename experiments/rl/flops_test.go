@@ -47,7 +47,7 @@ func TestTotalFLOPsExact(t *testing.T) {
 			packed    bool
 		}{{false, 0, true}, {true, 0, false}, {true, 1, true}, {false, 2, false}} {
 			name := fmt.Sprintf("%s filter=%v staleness=%d packed=%v", sc.name, tc.filter, tc.staleness, tc.packed)
-			train := Config{Steps: 1000, PromptsPerStep: 3, FilterGroups: tc.filter, MaxResampleRounds: 2, MaxStaleness: tc.staleness, TreePacking: OnByDefault(tc.packed)}
+			train := Config{Steps: 1000, PromptsPerStep: 3, FilterGroups: tc.filter, MaxResampleRounds: 2, MaxStaleness: tc.staleness, TreePacking: tc.packed}
 			loop, b := flopsLoop(t, sc.name, sc.params, train, func(b flopsBound) int64 {
 				return 5*b.total(tc.staleness) + b.total(tc.staleness)/2 // a few steps; the last ones cannot draw 3 prompts
 			}, func(flopsBound) int64 { return 0 })

@@ -92,7 +92,7 @@ func TestTreePackingGradientMatchesPerLeaf(t *testing.T) {
 				temp := s.Sampling.Temperature
 				logProbs := map[bool][]trainSeq{}
 				for _, packed := range []bool{false, true} {
-					loop.s.Train.TreePacking = OnByDefault(packed)
+					loop.s.Train.TreePacking = packed
 					cp := append([]trainSeq(nil), seqs...)
 					if _, err := loop.oldLogProbs(cp, temp, map[string]float64{}); err != nil {
 						t.Fatal(err)
@@ -121,7 +121,7 @@ func TestTreePackingGradientMatchesPerLeaf(t *testing.T) {
 					}
 				}
 				grads := func(packed bool) ([][]float32, objectiveStats, int64) {
-					loop.s.Train.TreePacking = OnByDefault(packed)
+					loop.s.Train.TreePacking = packed
 					var out [][]float32
 					var stats objectiveStats
 					var flops int64

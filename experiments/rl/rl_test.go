@@ -749,7 +749,7 @@ func TestTrainFLOPs(t *testing.T) {
 	for _, packed := range []bool{false, true} {
 		s := smallSetup(t, Config{Steps: 2, PromptsPerStep: 2, FilterGroups: false, Epochs: 2})
 		s.Strategy, _ = search.NewStrategy("entropy_tree", map[string]string{"m": "2", "n": "2", "l": "1", "t": "2"})
-		s.Train.TreePacking = OnByDefault(packed)
+		s.Train.TreePacking = packed
 		loop, err := New(s)
 		if err != nil {
 			t.Fatal(err)
