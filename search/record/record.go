@@ -63,6 +63,13 @@ type Budget struct {
 	// SkippedBranches counts responses and branches not started because the
 	// budget left could not cover their longest possible length.
 	SkippedBranches int
+	// UnheldTokens counts generated tokens that no node holds: the
+	// end-of-sequence tokens (and tokens cut with a stop string) that a
+	// completions server counts in its usage but does not return. It is 0
+	// for local groups, whose nodes hold every token they sampled, EOS
+	// included. GeneratedTokens is always the group's held tokens
+	// (Group.HeldTokens) plus UnheldTokens.
+	UnheldTokens int64
 }
 
 // Unspent is the part of the limit not generated; 0 without a limit.
@@ -71,6 +78,16 @@ func (b Budget) Unspent() int64 {
 		return 0
 	}
 	return b.Limit - b.GeneratedTokens
+}
+
+// HeldTokens counts the tokens the group's nodes hold, a shared prefix
+// once: Budget.GeneratedTokens − Budget.UnheldTokens.
+func (g *Group) HeldTokens() int64 {
+	var n int64
+	for i := range g.Nodes {
+		n += int64(len(g.Nodes[i].Tokens))
+	}
+	return n
 }
 
 // Node is one branch of a rollout tree.

@@ -215,6 +215,18 @@ func checkGroup(t *testing.T, g *search.Group, s *Sampler, budget int64) {
 	if g.Usage.Limit != budget {
 		t.Errorf("limit %d, want %d", g.Usage.Limit, budget)
 	}
+	// One EOS convention: the nodes hold what the server returned, the
+	// unheld count the EOS tokens it counted but left out (one per response
+	// ended by EOS, since rollout serve gets no stop strings here).
+	eos := 0
+	for _, n := range g.Nodes() {
+		if n.Finish == search.FinishEOS {
+			eos++
+		}
+	}
+	if held := r.HeldTokens(); held+g.Usage.UnheldTokens != g.Usage.GeneratedTokens || len(s.Stop) == 0 && g.Usage.UnheldTokens != int64(eos) {
+		t.Errorf("generated %d tokens: %d held by the nodes, %d unheld; %d responses ended by EOS", g.Usage.GeneratedTokens, held, g.Usage.UnheldTokens, eos)
+	}
 	for _, n := range g.Nodes() {
 		if len(n.LogProbs) != len(n.Tokens) || len(n.Entropies) != len(n.Tokens) {
 			t.Errorf("node %d: %d tokens, %d logprobs, %d entropies", n.ID, len(n.Tokens), len(n.LogProbs), len(n.Entropies))
