@@ -66,7 +66,7 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 		if n.HasForkScore {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(n.ForkScore))
 		}
-		b = appendBytes(b, n.Finish)
+		b = appendBytes(b, string(n.Finish))
 		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
 		for _, t := range n.Tokens {
 			b = binary.AppendVarint(b, int64(t))
@@ -222,7 +222,7 @@ func (d *Reader) node(n *Node, f byte) {
 		if d.Byte("node flags")&flagHasForkScore != 0 {
 			n.ForkScore, n.HasForkScore = d.Float64("fork score"), true
 		}
-		n.Finish = d.String("finish")
+		n.Finish = Finish(d.String("finish"))
 	}
 	nt := d.Count("token count", 1)
 	n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]

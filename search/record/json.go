@@ -105,7 +105,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 	if n.Finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, n.Finish)
+		b = appendString(b, string(n.Finish))
 	}
 	b = append(b, `,"tokens":[`...)
 	b = appendInts(b, n.Tokens)
@@ -230,7 +230,7 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 			o.ForkScore, o.HasForkScore = *n.ForkScore, true
 		}
 		if n.Finish != nil {
-			o.Finish = *n.Finish
+			o.Finish = Finish(*n.Finish)
 		}
 		out.Nodes[i] = o
 	}

@@ -18,13 +18,18 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 )
+
+// Finish says why a node's response ended: FinishEOS, FinishLength, a
+// server's own reason (remote groups), or empty when unknown (stores
+// written before it was recorded). It is the one finish type of the
+// project: search.Finish is this type.
+type Finish string
 
 // Finish reasons of a node's response.
 const (
-	FinishEOS    = "eos"    // an end-of-sequence token was sampled
-	FinishLength = "length" // the response reached the length cap
+	FinishEOS    Finish = "eos"    // an end-of-sequence token was sampled
+	FinishLength Finish = "length" // the response reached the length cap
 )
 
 // Group is everything generated for one prompt by one strategy, scored.
@@ -107,7 +112,7 @@ type Node struct {
 	HasForkScore bool
 	// Finish says why the node's response ended (FinishEOS, FinishLength;
 	// empty when unknown, as in stores written before it was recorded).
-	Finish string
+	Finish Finish
 	// Tokens, LogProbs and Entropies are per sampled token: id,
 	// log-probability and entropy (nats) of the sampling distribution.
 	Tokens    []int
@@ -204,11 +209,18 @@ func appendPadded(dst, src []float32, n int) []float32 {
 // Forks counts the distinct fork positions: (parent, ForkAt) pairs with at
 // least one child.
 func (g *Group) Forks() int {
-	type at struct{ parent, pos int }
-	seen := map[at]bool{}
-	for _, n := range g.Nodes {
-		if n.Parent >= 0 {
-			seen[at{n.Parent, n.ForkAt}] = true
+	return CountForks(len(g.Nodes), func(i int) (int, int) { return g.Nodes[i].Parent, g.Nodes[i].ForkAt })
+}
+
+// CountForks counts the distinct fork positions among n nodes, node i
+// forking off parent at index at (parent < 0 for a root): the one count
+// behind Group.Forks and search.Group.Forks.
+func CountForks(n int, fork func(i int) (parent, at int)) int {
+	type pos struct{ parent, at int }
+	seen := map[pos]bool{}
+	for i := range n {
+		if p, at := fork(i); p >= 0 {
+			seen[pos{p, at}] = true
 		}
 	}
 	return len(seen)
@@ -228,23 +240,37 @@ func (g *Group) Trees() int {
 // UniqueResponses counts the distinct responses among the leaves (a leaf
 // whose path cannot be built counts as its own response).
 func (g *Group) UniqueResponses() int {
-	seen := map[string]bool{}
-	var b strings.Builder
 	var toks []int
-	for i, l := range g.Leaves {
+	return CountUnique(len(g.Leaves), func(i int) ([]int, bool) {
 		var err error
-		toks, _, _, err = g.Path(l.Node, toks[:0], nil, nil)
-		b.Reset()
-		if err != nil {
-			fmt.Fprintf(&b, "bad leaf %d", i)
+		toks, _, _, err = g.Path(g.Leaves[i].Node, toks[:0], nil, nil)
+		return toks, err == nil
+	})
+}
+
+// CountUnique counts the distinct token sequences among n responses:
+// response(i) returns the tokens of the i-th (which the caller may reuse
+// after the call), or false for one that cannot be built, which counts as
+// its own. It is the one count behind Group.UniqueResponses and
+// search.Group.UniqueResponses.
+func CountUnique(n int, response func(i int) ([]int, bool)) int {
+	seen := map[string]bool{}
+	unbuilt := 0
+	var b []byte
+	for i := range n {
+		toks, ok := response(i)
+		if !ok {
+			unbuilt++
+			continue
 		}
+		b = b[:0]
 		for _, t := range toks {
-			b.WriteString(strconv.Itoa(t))
-			b.WriteByte(',')
+			b = strconv.AppendInt(b, int64(t), 10)
+			b = append(b, ',')
 		}
-		seen[b.String()] = true
+		seen[string(b)] = true
 	}
-	return len(seen)
+	return len(seen) + unbuilt
 }
 
 // Validate checks the group's structure: unique node IDs, parents that
