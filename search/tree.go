@@ -222,9 +222,10 @@ type Group struct {
 // Usage is what a group cost, counted exactly: generated tokens (a shared
 // prefix once), prefill tokens, decode tokens (sampled tokens fed back
 // through the model), forward FLOPs from Request.FLOPs, the per-prompt
-// limit and the branches skipped for it. It is the record's Budget, so a
-// group's record carries it as it is.
-type Usage = record.Budget
+// limit and the branches skipped for it, and the tokens a remote server
+// generated but no node holds. It is the record's Usage, so a group's
+// record carries it as it is.
+type Usage = record.Usage
 
 // Nodes returns all nodes of the group in ID order.
 func (g *Group) Nodes() []*Node { return g.nodes }

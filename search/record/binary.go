@@ -164,7 +164,7 @@ func Decode(data []byte, g *Group) error {
 	g.Prompt = d.String("prompt")
 	g.PromptTokens = g.PromptTokens[:0]
 	g.PromptID, g.MissingForks = 0, 0
-	g.Budget = Budget{}
+	g.Budget = Usage{}
 	if f == formatV1 {
 		g.Strategy = d.String("strategy")
 		g.Budget.Limit = d.Varint("budget limit")

@@ -208,7 +208,7 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 	}
 	out := Group{
 		Prompt: in.Prompt, PromptTokens: in.PromptTokens, PromptID: in.PromptID, Strategy: in.Strategy,
-		Budget: Budget{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
+		Budget: Usage{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
 			DecodeTokens: in.Budget.DecodeTokens, FLOPs: in.Budget.FLOPs, SkippedBranches: in.Budget.SkippedBranches,
 			UnheldTokens: in.Budget.UnheldTokens},
 		MissingForks: in.MissingForks, Filtered: in.Filtered,

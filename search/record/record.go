@@ -41,8 +41,10 @@ type Group struct {
 	PromptID     uint64
 	// Strategy names the strategy that made the group.
 	Strategy string
-	// Budget is the group's exact cost.
-	Budget Budget
+	// Budget is the group's exact cost, its Usage. (The field keeps its
+	// old name, the JSON key "budget", until the store's readers move to
+	// Usage; the type is Usage.)
+	Budget Usage
 	// MissingForks counts branches the strategy asked for but could not make
 	// without breaking a rule (see search.Group.MissingForks).
 	MissingForks int
@@ -53,8 +55,11 @@ type Group struct {
 	Leaves   []Leaf
 }
 
-// Budget is what a group cost, counted exactly.
-type Budget struct {
+// Usage is what a group cost, counted exactly, and the per-prompt budget
+// (Limit) it was generated under. The project says Usage for a cost and
+// Budget for a limit: search.Usage is this type, search.Request.Budget and
+// remote.Sampler.Budget are limits.
+type Usage struct {
 	// Limit is the per-prompt budget in generated tokens; 0 means none.
 	Limit int64
 	// GeneratedTokens counts sampled tokens, a shared prefix once.
@@ -77,8 +82,13 @@ type Budget struct {
 	UnheldTokens int64
 }
 
+// Budget is the old name of Usage.
+//
+// Deprecated: use Usage (a cost); Budget names a limit.
+type Budget = Usage
+
 // Unspent is the part of the limit not generated; 0 without a limit.
-func (b Budget) Unspent() int64 {
+func (b Usage) Unspent() int64 {
 	if b.Limit <= 0 {
 		return 0
 	}

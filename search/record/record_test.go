@@ -14,7 +14,7 @@ import (
 func treeGroup() Group {
 	return Group{
 		Prompt: "3 4 7 → 21", PromptTokens: []int{1, 9, 3, 2}, PromptID: 7, Strategy: "entropy_tree",
-		Budget:       Budget{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
+		Budget:       Usage{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
 		MissingForks: 2,
 		Nodes: []Node{
 			{ID: 0, Parent: -1, Finish: FinishEOS, Tokens: []int{1, 2, 3, 4}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .2, .3, .4}},
