@@ -330,6 +330,42 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// A server whose usage counts fewer completion tokens than it returned
+// (here rollout serve with usage.completion_tokens rewritten to 1) is an
+// error naming both counts: its groups could not keep generated = held +
+// unheld.
+func TestUsageBelowTokens(t *testing.T) {
+	srv := startServe(t)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Post(srv.url+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if u, ok := body["usage"].(map[string]any); ok {
+			u["completion_tokens"] = 1
+		}
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	defer hs.Close()
+	s := srv.sampler(t, true, 0)
+	c, err := openai.New(openai.Options{BaseURL: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Client = c
+	_, err = s.Generate(context.Background(), search.Flat{N: 2}, []Prompt{srv.prompt(t, "1+1", 0)})
+	if err == nil || !strings.Contains(err.Error(), "usage.completion_tokens 1, fewer than the") {
+		t.Errorf("error %v", err)
+	}
+}
+
 // Against vLLM (here rollout serve under vLLM's name) Dial asks for token
 // ids back and sends prompts and forks as ids when /tokenize is there, as
 // text otherwise; against other servers everything is text.
