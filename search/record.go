@@ -24,7 +24,7 @@ func (g *Group) Record(prompt string, text record.Detokenizer) *record.Group {
 		}
 		r.Nodes[i] = record.Node{
 			ID: n.ID, Parent: parent, ForkAt: n.ForkAt, Iteration: n.Iteration,
-			ForkScore: n.ForkScore, HasForkScore: n.HasForkScore, Finish: string(n.Finish),
+			ForkScore: n.ForkScore, HasForkScore: n.HasForkScore, Finish: n.Finish,
 			Tokens: n.Tokens, LogProbs: n.LogProbs, Entropies: n.Entropies,
 		}
 		r.Leaves[i] = record.Leaf{
@@ -54,7 +54,7 @@ func FromRecord(r *record.Group) (*Group, error) {
 		}
 		n := &Node{
 			ForkAt: nr.ForkAt, Iteration: nr.Iteration, ForkScore: nr.ForkScore, HasForkScore: nr.HasForkScore,
-			Tokens: nr.Tokens, LogProbs: nr.LogProbs, Entropies: nr.Entropies, Finish: Finish(nr.Finish),
+			Tokens: nr.Tokens, LogProbs: nr.LogProbs, Entropies: nr.Entropies, Finish: nr.Finish,
 			Reward: l.Reward, Reason: l.Reason, Scored: l.Scored, Terms: l.Terms, Advantages: l.Advantages,
 		}
 		if nr.Parent >= 0 {

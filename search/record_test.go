@@ -155,3 +155,29 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Error("node that is its own parent: no error")
 	}
 }
+
+// A live group and its record count forks and unique responses alike (one
+// count, in package record), including duplicate responses and two
+// branches at one fork position.
+func TestRecordCounts(t *testing.T) {
+	root := &search.Node{Tokens: []int{1, 2, 3}, Finish: search.FinishEOS}
+	a := &search.Node{Parent: root, ForkAt: 1, Start: 1, Tokens: []int{5, 6}, Finish: search.FinishEOS}
+	b := &search.Node{Parent: root, ForkAt: 1, Start: 1, Tokens: []int{5, 6}, Finish: search.FinishEOS} // a's response again
+	c := &search.Node{Parent: a, ForkAt: 1, Start: 2, Tokens: []int{7}, Finish: search.FinishLength}
+	flat := &search.Node{Tokens: []int{1, 2, 3}, Finish: search.FinishEOS} // root's response again
+	tests := []struct {
+		name          string
+		nodes         []*search.Node
+		forks, unique int
+	}{
+		{"flat", []*search.Node{{Tokens: []int{1}}, {Tokens: []int{1}}, {Tokens: []int{2}}}, 0, 2},
+		{"tree", []*search.Node{root, a, b, c, flat}, 2, 3},
+	}
+	for _, tc := range tests {
+		g := search.NewGroup([]int{9}, "test", tc.nodes)
+		r := g.Record("p", letters)
+		if g.Forks() != tc.forks || r.Forks() != tc.forks || g.UniqueResponses() != tc.unique || r.UniqueResponses() != tc.unique {
+			t.Errorf("%s: forks %d (record %d), unique %d (record %d); want %d and %d", tc.name, g.Forks(), r.Forks(), g.UniqueResponses(), r.UniqueResponses(), tc.forks, tc.unique)
+		}
+	}
+}

@@ -68,6 +68,15 @@ func TestRegisteredShapes(t *testing.T) {
 			if len(g.Leaves()) > st.Leaves() || g.Usage.GeneratedTokens > bound || g.Strategy != name {
 				t.Errorf("%s: group %q of %d leaves, %d tokens; stated %d leaves, bound %d", name, g.Strategy, len(g.Leaves()), g.Usage.GeneratedTokens, st.Leaves(), bound)
 			}
+			// A local group's nodes hold every token it generated, EOS
+			// included: nothing unheld.
+			held := 0
+			for _, n := range g.Nodes() {
+				held += len(n.Tokens)
+			}
+			if int64(held) != g.Usage.GeneratedTokens || g.Usage.UnheldTokens != 0 {
+				t.Errorf("%s: %d tokens generated, %d held by the nodes, %d unheld", name, g.Usage.GeneratedTokens, held, g.Usage.UnheldTokens)
+			}
 		}
 		if r, ok := st.(search.Remote); ok {
 			e, err := r.RemoteTree()

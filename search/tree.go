@@ -68,19 +68,18 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/rollout-rl/rollout/search/record"
 )
 
-// Finish says why a response ended.
-type Finish string
+// Finish says why a response ended: the record's finish type, one for
+// live groups and their records.
+type Finish = record.Finish
 
 // Finish reasons.
 const (
-	FinishEOS    Finish = "eos"    // an end-of-sequence token was sampled
-	FinishLength Finish = "length" // the response reached Request.MaxTokens
+	FinishEOS    = record.FinishEOS    // an end-of-sequence token was sampled
+	FinishLength = record.FinishLength // the response reached Request.MaxTokens
 )
 
 // Node is one branch of a rollout tree: the tokens one decoding state sampled
@@ -223,9 +222,10 @@ type Group struct {
 // Usage is what a group cost, counted exactly: generated tokens (a shared
 // prefix once), prefill tokens, decode tokens (sampled tokens fed back
 // through the model), forward FLOPs from Request.FLOPs, the per-prompt
-// limit and the branches skipped for it. It is the record's Budget, so a
-// group's record carries it as it is.
-type Usage = record.Budget
+// limit and the branches skipped for it, and the tokens a remote server
+// generated but no node holds. It is the record's Usage, so a group's
+// record carries it as it is.
+type Usage = record.Usage
 
 // Nodes returns all nodes of the group in ID order.
 func (g *Group) Nodes() []*Node { return g.nodes }
@@ -243,35 +243,23 @@ func (g *Group) Rewards() []float64 {
 	return out
 }
 
-// UniqueResponses counts the distinct responses among the leaves.
+// UniqueResponses counts the distinct responses among the leaves (counted
+// as the group's record counts them: record.CountUnique).
 func (g *Group) UniqueResponses() int {
-	seen := map[string]bool{}
-	var b strings.Builder
-	for _, n := range g.nodes {
-		b.Reset()
-		for _, t := range n.Response() {
-			b.WriteString(strconv.Itoa(t))
-			b.WriteByte(',')
-		}
-		seen[b.String()] = true
-	}
-	return len(seen)
+	return record.CountUnique(len(g.nodes), func(i int) ([]int, bool) { return g.nodes[i].Response(), true })
 }
 
 // Forks counts the distinct fork positions: (parent, ForkAt) pairs with at
-// least one child. A flat group has none.
+// least one child (counted as the group's record counts them:
+// record.CountForks). A flat group has none.
 func (g *Group) Forks() int {
-	n := 0
-	for _, p := range g.nodes {
-		var at []int
-		for _, c := range p.Children {
-			if !slices.Contains(at, c.ForkAt) {
-				at = append(at, c.ForkAt)
-			}
+	return record.CountForks(len(g.nodes), func(i int) (int, int) {
+		n := g.nodes[i]
+		if n.Parent == nil {
+			return -1, 0
 		}
-		n += len(at)
-	}
-	return n
+		return n.Parent.ID, n.ForkAt
+	})
 }
 
 // Branches counts the nodes that were forked off another node.

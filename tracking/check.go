@@ -27,7 +27,7 @@ type CheckResult struct {
 	Experiments, Runs, Steps, Groups int
 	// GroupBytes is the size of the stored group chunks (as written, so
 	// compressed), SampledTokens the tokens their groups generated
-	// (record.Budget.GeneratedTokens): GroupBytes/SampledTokens is what the
+	// (record.Usage.GeneratedTokens): GroupBytes/SampledTokens is what the
 	// store spends on trajectories per sampled token.
 	GroupBytes, SampledTokens int64
 	// Problems lists what is damaged, one line each naming the run, step,

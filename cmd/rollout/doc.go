@@ -187,7 +187,8 @@
 // tree (indentation per fork, the fork score at each fork, each node's finish reason, leaf
 // text, reward, reward terms and reason) or, with --format json, the group's record: the
 // prompt (text and tokens), the budget (limit, generated_tokens, prefill_tokens,
-// decode_tokens, flops, skipped_branches, unspent), missing_forks, filtered, every
+// decode_tokens, flops, skipped_branches, unheld_tokens when not 0, unspent),
+// missing_forks, filtered, every
 // node (parent, fork_at, iteration, fork_score, finish, tokens, log-probs,
 // entropies) and every leaf (text, reward, terms, reason, advantage per token). The config is
 // --config's variant, or the defaults for --task; --param k=v sets a task parameter as in
@@ -289,7 +290,13 @@
 // task supplies prompts and verifies the returned text. Log-probabilities, and so surprisal
 // and entropy, are the server's: for rollout serve and vLLM those of the model's own
 // distribution (temperature 1). rollout serve counts EOS in usage but lists no EOS token,
-// so a node's tokens end before it.
+// so a node's tokens end before it, and the budget's unheld_tokens counts those EOS (with
+// stop strings, the tokens cut with them): generated_tokens is always the nodes' tokens
+// plus unheld_tokens, as for a local group, whose nodes hold their EOS. A remote group
+// of rollout serve is a sample of the local group's distribution, not the same sample:
+// serve draws completion c of a request from stream (request seed, c), a local node
+// from a stream of (seed, step, prompt, node) that no request can name, and remote forks
+// rank positions by the top-k entropy estimate.
 //
 // Entropy from top-k log-probabilities (openai.TopKEntropy; requests ask for k = 20): with
 // p₁ ≥ … ≥ p_k the returned probabilities, H_k = −Σ pᵢ log pᵢ and the tail mass

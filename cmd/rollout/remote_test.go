@@ -114,8 +114,12 @@ func TestRemoteSampleAndTTC(t *testing.T) {
 				Budget struct {
 					Limit           int64 `json:"limit"`
 					GeneratedTokens int64 `json:"generated_tokens"`
+					UnheldTokens    int64 `json:"unheld_tokens"`
 				} `json:"budget"`
-				Nodes  []json.RawMessage `json:"nodes"`
+				Nodes []struct {
+					Tokens []int  `json:"tokens"`
+					Finish string `json:"finish"`
+				} `json:"nodes"`
 				Leaves []struct {
 					Advantages []float64 `json:"advantages"`
 					Reason     string    `json:"reason"`
@@ -126,6 +130,18 @@ func TestRemoteSampleAndTTC(t *testing.T) {
 			}
 			if got, want := rec.Budget.GeneratedTokens, used.Load()-before; got != want || got > rec.Budget.Limit {
 				t.Errorf("budget: generated %d (limit %d), the server reported %d", got, rec.Budget.Limit, want)
+			}
+			// The budget is the nodes' tokens plus the EOS tokens the
+			// server counted but did not return, one per response it ended.
+			held, eos := int64(0), int64(0)
+			for _, n := range rec.Nodes {
+				held += int64(len(n.Tokens))
+				if n.Finish == "eos" {
+					eos++
+				}
+			}
+			if held+rec.Budget.UnheldTokens != rec.Budget.GeneratedTokens || rec.Budget.UnheldTokens != eos {
+				t.Errorf("budget: generated %d, nodes hold %d, unheld %d, %d responses ended by EOS", rec.Budget.GeneratedTokens, held, rec.Budget.UnheldTokens, eos)
 			}
 			if len(rec.Nodes) < 2 || len(rec.Leaves) != len(rec.Nodes) || rec.Leaves[0].Reason == "" {
 				t.Errorf("record of %d nodes, leaves %+v", len(rec.Nodes), rec.Leaves)

@@ -13,10 +13,15 @@ import (
 // encoding of stores written before the record kept prompt tokens, fork
 // scores, finish reasons, decode counts, missing forks and reward terms;
 // Decode still reads it, leaving those fields unknown (zero, no fork score,
-// an empty finish reason).
+// an empty finish reason). Format 3 adds Budget.UnheldTokens after the
+// missing forks; AppendBinary writes it only for a group with unheld tokens
+// (a remote group), so the records of local groups stay in format 2, byte
+// for byte as before.
 const (
-	formatV1 = 1
-	format   = 2
+	formatV1     = 1
+	formatV2     = 2
+	formatUnheld = 3
+	formatNewest = formatUnheld
 )
 
 // ErrTruncated reports a binary record that ends early or is malformed.
@@ -31,7 +36,11 @@ const (
 
 // AppendBinary appends g's binary encoding to b (encoding.BinaryAppender).
 func (g *Group) AppendBinary(b []byte) ([]byte, error) {
-	b = append(b, format)
+	f := byte(formatV2)
+	if g.Budget.UnheldTokens != 0 {
+		f = formatUnheld
+	}
+	b = append(b, f)
 	b = appendBytes(b, g.Prompt)
 	b = binary.AppendUvarint(b, uint64(len(g.PromptTokens)))
 	for _, t := range g.PromptTokens {
@@ -42,6 +51,9 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 	u := &g.Budget
 	for _, v := range [...]int64{u.Limit, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
 		b = binary.AppendVarint(b, v)
+	}
+	if f == formatUnheld {
+		b = binary.AppendVarint(b, g.Budget.UnheldTokens)
 	}
 	b = append(b, boolFlag(g.Filtered, flagFiltered))
 	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
@@ -54,7 +66,7 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 		if n.HasForkScore {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(n.ForkScore))
 		}
-		b = appendBytes(b, n.Finish)
+		b = appendBytes(b, string(n.Finish))
 		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
 		for _, t := range n.Tokens {
 			b = binary.AppendVarint(b, int64(t))
@@ -82,7 +94,7 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 
 // SizeBound is an upper bound of the length of g's binary encoding.
 func (g *Group) SizeBound() int {
-	n := 1 + 3*10 + len(g.Prompt) + len(g.Strategy) + 10*len(g.PromptTokens) + 7*10 + 1 + 10
+	n := 1 + 3*10 + len(g.Prompt) + len(g.Strategy) + 10*len(g.PromptTokens) + 8*10 + 1 + 10
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		n += 4*10 + 1 + 8 + 10 + len(nd.Finish) + 3*10 + 10*len(nd.Tokens) + 4*(len(nd.LogProbs)+len(nd.Entropies))
@@ -139,20 +151,20 @@ func appendRuns(b []byte, xs []float64) []byte {
 	return b
 }
 
-// Decode reads a binary encoding (AppendBinary's, or format 1 of older
-// stores) into g, reusing g's slices where it can. Malformed data is an
+// Decode reads a binary encoding (AppendBinary's formats 2 and 3, or
+// format 1 of older stores) into g, reusing g's slices where it can. Malformed data is an
 // error wrapping ErrTruncated, never a panic. The structure is not
 // validated: call Validate for that.
 func Decode(data []byte, g *Group) error {
 	d := Reader{b: data}
 	f := d.Byte("format")
-	if d.err == nil && f != format && f != formatV1 {
-		return fmt.Errorf("group record of format %d: this version reads formats %d and %d (a newer version of rollout wrote it)", f, formatV1, format)
+	if d.err == nil && (f < formatV1 || f > formatNewest) {
+		return fmt.Errorf("group record of format %d: this version reads formats %d to %d (a newer version of rollout wrote it)", f, formatV1, formatNewest)
 	}
 	g.Prompt = d.String("prompt")
 	g.PromptTokens = g.PromptTokens[:0]
 	g.PromptID, g.MissingForks = 0, 0
-	g.Budget = Budget{}
+	g.Budget = Usage{}
 	if f == formatV1 {
 		g.Strategy = d.String("strategy")
 		g.Budget.Limit = d.Varint("budget limit")
@@ -174,6 +186,9 @@ func Decode(data []byte, g *Group) error {
 		g.Budget.FLOPs = d.Varint("flops")
 		g.Budget.SkippedBranches = int(d.Varint("skipped branches"))
 		g.MissingForks = int(d.Varint("missing forks"))
+		if f == formatUnheld {
+			g.Budget.UnheldTokens = d.Varint("unheld tokens")
+		}
 	}
 	g.Filtered = d.Byte("filtered")&flagFiltered != 0
 	nn := d.Count("node count", 7)
@@ -207,7 +222,7 @@ func (d *Reader) node(n *Node, f byte) {
 		if d.Byte("node flags")&flagHasForkScore != 0 {
 			n.ForkScore, n.HasForkScore = d.Float64("fork score"), true
 		}
-		n.Finish = d.String("finish")
+		n.Finish = Finish(d.String("finish"))
 	}
 	nt := d.Count("token count", 1)
 	n.Tokens = slices.Grow(n.Tokens[:0], nt)[:nt]

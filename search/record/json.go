@@ -17,14 +17,15 @@ var nan32 = math.Float32frombits(0x7fc00000)
 //
 //	{"prompt", "prompt_tokens", "prompt_id", "strategy",
 //	 "budget": {"limit", "generated_tokens", "prefill_tokens", "decode_tokens",
-//	            "flops", "skipped_branches", "unspent"},
+//	            "flops", "skipped_branches", "unheld_tokens", "unspent"},
 //	 "missing_forks", "filtered",
 //	 "nodes": [{"id", "parent", "fork_at", "iteration", "fork_score", "finish",
 //	            "tokens", "logprobs", "entropies"}],
 //	 "leaves": [{"node", "text", "reward", "terms": {name: value}, "reason",
 //	             "advantages"}]}
 //
-// A root's parent and fork_at, a limit of 0 and the unspent budget without a
+// unheld_tokens (Budget.UnheldTokens) is left out when 0, as for every
+// local group. A root's parent and fork_at, a limit of 0 and the unspent budget without a
 // limit, a missing fork score or finish reason, an unscored reward and
 // non-finite floats are null. Floats are written in their shortest form
 // that reads back to the same value, so the encoding round-trips exactly.
@@ -50,6 +51,10 @@ func (g *Group) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, u.FLOPs, 10)
 	b = append(b, `,"skipped_branches":`...)
 	b = strconv.AppendInt(b, int64(u.SkippedBranches), 10)
+	if u.UnheldTokens != 0 {
+		b = append(b, `,"unheld_tokens":`...)
+		b = strconv.AppendInt(b, u.UnheldTokens, 10)
+	}
 	b = append(b, `,"unspent":`...)
 	if u.Limit > 0 {
 		b = strconv.AppendInt(b, u.Unspent(), 10)
@@ -100,7 +105,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 	if n.Finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, n.Finish)
+		b = appendString(b, string(n.Finish))
 	}
 	b = append(b, `,"tokens":[`...)
 	b = appendInts(b, n.Tokens)
@@ -170,6 +175,7 @@ type budgetJSON struct {
 	DecodeTokens    int64  `json:"decode_tokens"`
 	FLOPs           int64  `json:"flops"`
 	SkippedBranches int    `json:"skipped_branches"`
+	UnheldTokens    int64  `json:"unheld_tokens"`
 }
 
 type nodeJSON struct {
@@ -202,8 +208,9 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 	}
 	out := Group{
 		Prompt: in.Prompt, PromptTokens: in.PromptTokens, PromptID: in.PromptID, Strategy: in.Strategy,
-		Budget: Budget{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
-			DecodeTokens: in.Budget.DecodeTokens, FLOPs: in.Budget.FLOPs, SkippedBranches: in.Budget.SkippedBranches},
+		Budget: Usage{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
+			DecodeTokens: in.Budget.DecodeTokens, FLOPs: in.Budget.FLOPs, SkippedBranches: in.Budget.SkippedBranches,
+			UnheldTokens: in.Budget.UnheldTokens},
 		MissingForks: in.MissingForks, Filtered: in.Filtered,
 		Nodes: make([]Node, len(in.Nodes)), Leaves: make([]Leaf, len(in.Leaves)),
 	}
@@ -223,7 +230,7 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 			o.ForkScore, o.HasForkScore = *n.ForkScore, true
 		}
 		if n.Finish != nil {
-			o.Finish = *n.Finish
+			o.Finish = Finish(*n.Finish)
 		}
 		out.Nodes[i] = o
 	}

@@ -18,13 +18,18 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 )
+
+// Finish says why a node's response ended: FinishEOS, FinishLength, a
+// server's own reason (remote groups), or empty when unknown (stores
+// written before it was recorded). It is the one finish type of the
+// project: search.Finish is this type.
+type Finish string
 
 // Finish reasons of a node's response.
 const (
-	FinishEOS    = "eos"    // an end-of-sequence token was sampled
-	FinishLength = "length" // the response reached the length cap
+	FinishEOS    Finish = "eos"    // an end-of-sequence token was sampled
+	FinishLength Finish = "length" // the response reached the length cap
 )
 
 // Group is everything generated for one prompt by one strategy, scored.
@@ -36,8 +41,10 @@ type Group struct {
 	PromptID     uint64
 	// Strategy names the strategy that made the group.
 	Strategy string
-	// Budget is the group's exact cost.
-	Budget Budget
+	// Budget is the group's exact cost, its Usage. (The field keeps its
+	// old name, the JSON key "budget", until the store's readers move to
+	// Usage; the type is Usage.)
+	Budget Usage
 	// MissingForks counts branches the strategy asked for but could not make
 	// without breaking a rule (see search.Group.MissingForks).
 	MissingForks int
@@ -48,8 +55,11 @@ type Group struct {
 	Leaves   []Leaf
 }
 
-// Budget is what a group cost, counted exactly.
-type Budget struct {
+// Usage is what a group cost, counted exactly, and the per-prompt budget
+// (Limit) it was generated under. The project says Usage for a cost and
+// Budget for a limit: search.Usage is this type, search.Request.Budget and
+// remote.Sampler.Budget are limits.
+type Usage struct {
 	// Limit is the per-prompt budget in generated tokens; 0 means none.
 	Limit int64
 	// GeneratedTokens counts sampled tokens, a shared prefix once.
@@ -63,14 +73,36 @@ type Budget struct {
 	// SkippedBranches counts responses and branches not started because the
 	// budget left could not cover their longest possible length.
 	SkippedBranches int
+	// UnheldTokens counts generated tokens that no node holds: the
+	// end-of-sequence tokens (and tokens cut with a stop string) that a
+	// completions server counts in its usage but does not return. It is 0
+	// for local groups, whose nodes hold every token they sampled, EOS
+	// included. GeneratedTokens is always the group's held tokens
+	// (Group.HeldTokens) plus UnheldTokens.
+	UnheldTokens int64
 }
 
+// Budget is the old name of Usage.
+//
+// Deprecated: use Usage (a cost); Budget names a limit.
+type Budget = Usage
+
 // Unspent is the part of the limit not generated; 0 without a limit.
-func (b Budget) Unspent() int64 {
+func (b Usage) Unspent() int64 {
 	if b.Limit <= 0 {
 		return 0
 	}
 	return b.Limit - b.GeneratedTokens
+}
+
+// HeldTokens counts the tokens the group's nodes hold, a shared prefix
+// once: Budget.GeneratedTokens − Budget.UnheldTokens.
+func (g *Group) HeldTokens() int64 {
+	var n int64
+	for i := range g.Nodes {
+		n += int64(len(g.Nodes[i].Tokens))
+	}
+	return n
 }
 
 // Node is one branch of a rollout tree.
@@ -90,7 +122,7 @@ type Node struct {
 	HasForkScore bool
 	// Finish says why the node's response ended (FinishEOS, FinishLength;
 	// empty when unknown, as in stores written before it was recorded).
-	Finish string
+	Finish Finish
 	// Tokens, LogProbs and Entropies are per sampled token: id,
 	// log-probability and entropy (nats) of the sampling distribution.
 	Tokens    []int
@@ -187,11 +219,18 @@ func appendPadded(dst, src []float32, n int) []float32 {
 // Forks counts the distinct fork positions: (parent, ForkAt) pairs with at
 // least one child.
 func (g *Group) Forks() int {
-	type at struct{ parent, pos int }
-	seen := map[at]bool{}
-	for _, n := range g.Nodes {
-		if n.Parent >= 0 {
-			seen[at{n.Parent, n.ForkAt}] = true
+	return CountForks(len(g.Nodes), func(i int) (int, int) { return g.Nodes[i].Parent, g.Nodes[i].ForkAt })
+}
+
+// CountForks counts the distinct fork positions among n nodes, node i
+// forking off parent at index at (parent < 0 for a root): the one count
+// behind Group.Forks and search.Group.Forks.
+func CountForks(n int, fork func(i int) (parent, at int)) int {
+	type pos struct{ parent, at int }
+	seen := map[pos]bool{}
+	for i := range n {
+		if p, at := fork(i); p >= 0 {
+			seen[pos{p, at}] = true
 		}
 	}
 	return len(seen)
@@ -211,23 +250,37 @@ func (g *Group) Trees() int {
 // UniqueResponses counts the distinct responses among the leaves (a leaf
 // whose path cannot be built counts as its own response).
 func (g *Group) UniqueResponses() int {
-	seen := map[string]bool{}
-	var b strings.Builder
 	var toks []int
-	for i, l := range g.Leaves {
+	return CountUnique(len(g.Leaves), func(i int) ([]int, bool) {
 		var err error
-		toks, _, _, err = g.Path(l.Node, toks[:0], nil, nil)
-		b.Reset()
-		if err != nil {
-			fmt.Fprintf(&b, "bad leaf %d", i)
+		toks, _, _, err = g.Path(g.Leaves[i].Node, toks[:0], nil, nil)
+		return toks, err == nil
+	})
+}
+
+// CountUnique counts the distinct token sequences among n responses:
+// response(i) returns the tokens of the i-th (which the caller may reuse
+// after the call), or false for one that cannot be built, which counts as
+// its own. It is the one count behind Group.UniqueResponses and
+// search.Group.UniqueResponses.
+func CountUnique(n int, response func(i int) ([]int, bool)) int {
+	seen := map[string]bool{}
+	unbuilt := 0
+	var b []byte
+	for i := range n {
+		toks, ok := response(i)
+		if !ok {
+			unbuilt++
+			continue
 		}
+		b = b[:0]
 		for _, t := range toks {
-			b.WriteString(strconv.Itoa(t))
-			b.WriteByte(',')
+			b = strconv.AppendInt(b, int64(t), 10)
+			b = append(b, ',')
 		}
-		seen[b.String()] = true
+		seen[string(b)] = true
 	}
-	return len(seen)
+	return len(seen) + unbuilt
 }
 
 // Validate checks the group's structure: unique node IDs, parents that

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,7 @@ import (
 func treeGroup() Group {
 	return Group{
 		Prompt: "3 4 7 → 21", PromptTokens: []int{1, 9, 3, 2}, PromptID: 7, Strategy: "entropy_tree",
-		Budget:       Budget{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
+		Budget:       Usage{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
 		MissingForks: 2,
 		Nodes: []Node{
 			{ID: 0, Parent: -1, Finish: FinishEOS, Tokens: []int{1, 2, 3, 4}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .2, .3, .4}},
@@ -228,6 +229,9 @@ func FuzzDecode(f *testing.F) {
 	enc, _ := g.AppendBinary(nil)
 	f.Add(enc)
 	f.Add(encodeV1(&g))
+	g.Budget.UnheldTokens = 2
+	enc3, _ := g.AppendBinary(nil)
+	f.Add(enc3)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out Group
 		if Decode(data, &out) == nil {
@@ -237,4 +241,48 @@ func FuzzDecode(f *testing.F) {
 			_ = out.AppendJSON(nil)
 		}
 	})
+}
+
+// A group with unheld tokens (a remote group whose server did not return
+// its end-of-sequence tokens) is written in format 3 and with
+// "unheld_tokens"; a group without (every local group) in format 2 and
+// without the key, as before format 3 existed.
+func TestUnheldTokens(t *testing.T) {
+	for _, unheld := range []int64{0, 2} {
+		g := treeGroup()
+		g.Budget.GeneratedTokens += unheld
+		g.Budget.UnheldTokens = unheld
+		if got := g.HeldTokens() + g.Budget.UnheldTokens; got != g.Budget.GeneratedTokens {
+			t.Errorf("unheld %d: held %d + unheld %d != generated %d", unheld, g.HeldTokens(), unheld, g.Budget.GeneratedTokens)
+		}
+		enc, err := g.AppendBinary(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantFormat, wantKey := byte(2), false
+		if unheld != 0 {
+			wantFormat, wantKey = 3, true
+		}
+		if enc[0] != wantFormat || len(enc) > g.SizeBound() {
+			t.Errorf("unheld %d: format %d (want %d), %d bytes (bound %d)", unheld, enc[0], wantFormat, len(enc), g.SizeBound())
+		}
+		out := treeGroup()
+		out.Budget.UnheldTokens = 7 // decoding must overwrite it
+		if err := Decode(enc, &out); err != nil || !reflect.DeepEqual(out, g) {
+			t.Errorf("unheld %d: binary round trip: %v\n%+v\nwant\n%+v", unheld, err, out, g)
+		}
+		for n := range len(enc) {
+			if err := Decode(enc[:n], &out); err == nil {
+				t.Fatalf("unheld %d: truncated to %d of %d bytes: no error", unheld, n, len(enc))
+			}
+		}
+		data := g.AppendJSON(nil)
+		if got := strings.Contains(string(data), `"unheld_tokens":`+strconv.FormatInt(unheld, 10)+`,`); got != wantKey {
+			t.Errorf("unheld %d: JSON has unheld_tokens: %v, want %v: %s", unheld, got, wantKey, data)
+		}
+		var back Group
+		if err := back.UnmarshalJSON(data); err != nil || !reflect.DeepEqual(back, g) {
+			t.Errorf("unheld %d: JSON round trip: %v\n%+v\nwant\n%+v", unheld, err, back, g)
+		}
+	}
 }

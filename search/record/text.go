@@ -33,6 +33,9 @@ func (g *Group) WriteText(w io.Writer, detok Detokenizer) error {
 		g.Prompt, g.Strategy, g.Trees(), len(g.Leaves), g.Forks(), g.UniqueResponses())
 	fmt.Fprintf(&b, "budget: generated %d (limit %s), prefill %d, decode %d, FLOPs %d",
 		g.Budget.GeneratedTokens, limit, g.Budget.PrefillTokens, g.Budget.DecodeTokens, g.Budget.FLOPs)
+	if g.Budget.UnheldTokens > 0 {
+		fmt.Fprintf(&b, ", %d held by no node (end-of-sequence tokens the server did not return)", g.Budget.UnheldTokens)
+	}
 	if g.Budget.SkippedBranches > 0 {
 		fmt.Fprintf(&b, ", %d branches skipped for budget", g.Budget.SkippedBranches)
 	}

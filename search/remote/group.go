@@ -169,12 +169,17 @@ func (g *groupRun) request(c call) openai.Request {
 	return r
 }
 
-// add turns a call's completions into nodes and counts its usage.
+// add turns a call's completions into nodes and counts its usage. The
+// server counts in usage.completion_tokens the end-of-sequence tokens it
+// does not return (and tokens cut with a stop string); the nodes hold what
+// it returns, and the difference is the group's Usage.UnheldTokens, so
+// that generated tokens = held + unheld as in every record.
 func (g *groupRun) add(c call, resp *openai.Response) error {
 	start := 0
 	if c.parent != nil {
 		start = c.parent.Start + c.at
 	}
+	held := 0
 	for i := range resp.Choices {
 		ch := &resp.Choices[i]
 		pc, err := g.s.parse(ch)
@@ -193,9 +198,14 @@ func (g *groupRun) add(c call, resp *openai.Response) error {
 			n.Start = start
 		}
 		g.nodes = append(g.nodes, n)
+		held += len(pc.ids)
 	}
 	u := resp.Usage
+	if u.CompletionTokens < held {
+		return fmt.Errorf("usage.completion_tokens %d, fewer than the %d tokens returned", u.CompletionTokens, held)
+	}
 	g.generated += int64(u.CompletionTokens)
+	g.usage.UnheldTokens += int64(u.CompletionTokens - held)
 	g.usage.PrefillTokens += int64(u.PromptTokens)
 	g.usage.DecodeTokens += max(0, int64(u.CompletionTokens-len(resp.Choices)))
 	return nil

@@ -21,11 +21,23 @@
 // distribution (temperature 1).
 //
 // Budget: a group's generated tokens are the server's usage.completion_tokens
-// summed over its requests. A request is sent only if the per-prompt budget
+// summed over its requests. A server counts there the end-of-sequence
+// tokens it does not return; the nodes hold the tokens returned, and the
+// group's Usage.UnheldTokens counts the rest, so that generated tokens are
+// the nodes' tokens plus the unheld ones, as in every record (a local
+// group's nodes hold their EOS, and it has none unheld). A request is sent only if the per-prompt budget
 // left covers n × max_tokens, its longest possible cost (a fork at t asks
 // for max_tokens = MaxTokens − t), so the budget is never exceeded; a
 // request the budget cannot cover in full asks for as many completions as
 // it covers, and the rest count as skipped branches.
+//
+// A remote group of rollout serve is a sample of the same distribution as
+// the local group of the same seed, not the same sample: rollout serve
+// draws completion c of a request from stream (request seed, c), and the
+// request seed here is a 31-bit hash of (seed, step, prompt id, call), while
+// a local node draws from stream (seed, hash(step, prompt id, node id)),
+// which no request can name. Remote fork positions also differ, ranked by
+// the top-k entropy estimate instead of the exact entropy.
 package remote
 
 import (

@@ -215,6 +215,18 @@ func checkGroup(t *testing.T, g *search.Group, s *Sampler, budget int64) {
 	if g.Usage.Limit != budget {
 		t.Errorf("limit %d, want %d", g.Usage.Limit, budget)
 	}
+	// One EOS convention: the nodes hold what the server returned, the
+	// unheld count the EOS tokens it counted but left out (one per response
+	// ended by EOS, since rollout serve gets no stop strings here).
+	eos := 0
+	for _, n := range g.Nodes() {
+		if n.Finish == search.FinishEOS {
+			eos++
+		}
+	}
+	if held := r.HeldTokens(); held+g.Usage.UnheldTokens != g.Usage.GeneratedTokens || len(s.Stop) == 0 && g.Usage.UnheldTokens != int64(eos) {
+		t.Errorf("generated %d tokens: %d held by the nodes, %d unheld; %d responses ended by EOS", g.Usage.GeneratedTokens, held, g.Usage.UnheldTokens, eos)
+	}
 	for _, n := range g.Nodes() {
 		if len(n.LogProbs) != len(n.Tokens) || len(n.Entropies) != len(n.Tokens) {
 			t.Errorf("node %d: %d tokens, %d logprobs, %d entropies", n.ID, len(n.Tokens), len(n.LogProbs), len(n.Entropies))
@@ -314,6 +326,42 @@ func TestErrors(t *testing.T) {
 	s.Budget = 5
 	_, err = s.Generate(context.Background(), search.Flat{N: 2}, []Prompt{srv.prompt(t, "1+1", 0)})
 	if err == nil || !strings.Contains(err.Error(), "budget = 5 is smaller than one max-length response") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// A server whose usage counts fewer completion tokens than it returned
+// (here rollout serve with usage.completion_tokens rewritten to 1) is an
+// error naming both counts: its groups could not keep generated = held +
+// unheld.
+func TestUsageBelowTokens(t *testing.T) {
+	srv := startServe(t)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Post(srv.url+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		if u, ok := body["usage"].(map[string]any); ok {
+			u["completion_tokens"] = 1
+		}
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	defer hs.Close()
+	s := srv.sampler(t, true, 0)
+	c, err := openai.New(openai.Options{BaseURL: hs.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Client = c
+	_, err = s.Generate(context.Background(), search.Flat{N: 2}, []Prompt{srv.prompt(t, "1+1", 0)})
+	if err == nil || !strings.Contains(err.Error(), "usage.completion_tokens 1, fewer than the") {
 		t.Errorf("error %v", err)
 	}
 }
