@@ -271,26 +271,34 @@ func (t *CountdownSearch) searchDemo(q *countdownProblem) string {
 // from them) and has a demonstration (see searchDemo; demonstrations lean
 // towards lucky search orders).
 func (t *CountdownSearch) Prompt(split Split, seed uint64, i int) (Prompt, error) {
+	// As in countdown, a drawn set of numbers serves for a few targets
+	// before new numbers are drawn: solving is the costly part.
+	var nums, targets []int64
+	uses := 0
 	return drawPrompt(t.Name(), split, seed, i, func(rng *rand.Rand) (Prompt, error) {
 		for tries := 0; tries < 1000; tries++ {
-			nums := make([]int64, t.p.Numbers)
-			for k := range nums {
-				nums[k] = int64(t.p.MinNumber + rng.IntN(t.p.MaxNumber-t.p.MinNumber+1))
-			}
-			oneStep := map[int64]bool{}
-			for _, m := range searchMoves(nums) {
-				oneStep[m.val] = true
-			}
-			var targets []int64
-			for v := range t.cd.solve(nums) {
-				if !slices.Contains(nums, v) && !oneStep[v] {
-					targets = append(targets, v)
+			if len(targets) == 0 || uses >= targetsPerDraw {
+				nums = make([]int64, t.p.Numbers)
+				for k := range nums {
+					nums[k] = int64(t.p.MinNumber + rng.IntN(t.p.MaxNumber-t.p.MinNumber+1))
+				}
+				oneStep := map[int64]bool{}
+				for _, m := range searchMoves(nums) {
+					oneStep[m.val] = true
+				}
+				targets = targets[:0]
+				for v := range t.cd.solve(nums) {
+					if !slices.Contains(nums, v) && !oneStep[v] {
+						targets = append(targets, v)
+					}
+				}
+				slices.Sort(targets)
+				uses = 0
+				if len(targets) == 0 {
+					continue
 				}
 			}
-			if len(targets) == 0 {
-				continue
-			}
-			slices.Sort(targets)
+			uses++
 			q := countdownProblem{nums: nums, target: targets[rng.IntN(len(targets))]}
 			if d := t.searchDemo(&q); d != "" {
 				text := q.text()

@@ -129,3 +129,13 @@ func FuzzVerifyCountdownSearch(f *testing.F) {
 			"999999999*999999999=1:1", "4+2=6:6:6", "4+2=6!", "7-9=-2:-2", "+=:", "2+5=7[7 7 4],7*7=49[49 4],49-4=45:45",
 		}, nasty...))
 }
+
+func FuzzVerifyDAGSearch(f *testing.F) {
+	tk, _ := New("dag_search", nil)
+	fuzzVerify(f, tk,
+		[]string{"ab ac bd ce cf eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b"},
+		append([]string{
+			"abd!;acf!;aceg:aceg", "aceg:aceg", "aceg!:aceg", ";:", "!:", "a:a", "abab:abab", "abd!;;aceg:aceg",
+			"aceg:", ":aceg", "aceg:aceg:", "zz!;aceg:aceg",
+		}, nasty...))
+}

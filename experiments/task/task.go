@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Seven tasks are bundled, each built from its own parameters:
+// Eight tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -24,9 +24,12 @@
 //   - "countdown_search" (CountdownSearchParams): countdown solved by a
 //     depth-first search written out, abandoned attempts and all, so the
 //     reasoning itself branches: several valid next steps, some of them
-//     dead ends.
+//     dead ends;
+//   - "dag_search" (DAGSearchParams): a route through a layered directed
+//     graph found by a depth-first search written out, several shortest
+//     routes and dead ends among the choices.
 //
-// An eighth, "jsonl" (JSONLParams), reads its prompts and reference answers
+// A ninth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
 // regular expression.
 //
@@ -183,7 +186,7 @@ func SplitOf(text string) Split {
 // Names lists the bundled tasks, whose prompts are generated from their
 // parameters alone.
 func Names() []string {
-	return []string{"add", "countdown", "path", "long_add", "route", "chain", "countdown_search"}
+	return []string{"add", "countdown", "path", "long_add", "route", "chain", "countdown_search", "dag_search"}
 }
 
 // AllNames lists every task New builds: the bundled ones and "jsonl".
@@ -191,7 +194,7 @@ func AllNames() []string { return append(Names(), "jsonl") }
 
 // DefaultParams returns the default parameters of the named task, as a
 // pointer to the task's Params struct (*AddParams, *CountdownParams,
-// *PathParams, *LongAddParams, *RouteParams, *ChainParams, *CountdownSearchParams or *JSONLParams), for a config loader to decode into (keys left out keep
+// *PathParams, *LongAddParams, *RouteParams, *ChainParams, *CountdownSearchParams, *DAGSearchParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -219,13 +222,16 @@ func DefaultParams(name string) (any, error) {
 	case "countdown_search":
 		p := DefaultCountdownSearchParams()
 		return &p, nil
+	case "dag_search":
+		p := DefaultDAGSearchParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
 // Params struct (AddParams, CountdownParams, PathParams, LongAddParams,
-// RouteParams, ChainParams, CountdownSearchParams or JSONLParams), by value or by pointer; invalid parameters
+// RouteParams, ChainParams, CountdownSearchParams, DAGSearchParams or JSONLParams), by value or by pointer; invalid parameters
 // are an error naming the field. "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
@@ -277,6 +283,12 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewCountdownSearch(p)
+	case "dag_search":
+		p := DefaultDAGSearchParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewDAGSearch(p)
 	}
 	return nil, unknownTask(name)
 }
