@@ -10,9 +10,10 @@ import (
 
 // DAGSearchParams are the parameters of the "dag_search" task.
 //
-// A prompt is a directed graph in layers on lettered nodes, written as its
-// edges ("ab": a to b) in a random order, then ":", the start, ">" and the
-// goal: "ab ac bd ce cf eg:a>g". The start is the only node of the first
+// A prompt is a directed graph in layers on lettered nodes, written as
+// adjacency lists in a random order of nodes ("acf": a to c and a to f,
+// the successors in alphabetical order; a node without successors is left
+// out), then ":", the start, ">" and the goal: "abc bd cef eg:a>g". The start is the only node of the first
 // layer, the goal one node of the last; every edge goes from one layer to
 // the next, so every route from start to goal is a shortest one, and there
 // are usually several. Nodes without a way on (and the other nodes of the
@@ -21,7 +22,7 @@ import (
 // nodes, an abandoned one ending with "!", the last one reaching the goal;
 // then ":" and that route again:
 //
-//	ab ac bd ce cf eg:a>g → "abd!;acf!;aceg:aceg"
+//	abc bd cef eg:a>g → "abd!;acf!;aceg:aceg"
 //
 // The reasoning branches: at a node with several successors the next one
 // is a real choice, and some choices are dead ends found only further on.
@@ -84,12 +85,14 @@ func (t *DAGSearch) Name() string { return "dag_search" }
 // Params returns the task's parameters.
 func (t *DAGSearch) Params() DAGSearchParams { return t.p }
 
-// maxEdges is the most edges a graph has: the start to every node of the
-// first layer, every other node to three of the next.
-func (t *DAGSearch) maxEdges() int { return t.p.Width + (t.p.Layers-1)*t.p.Width*min(3, t.p.Width) }
-
-// MaxPromptLen is 3 characters an edge, less one, and 4 for ":s>g".
-func (t *DAGSearch) MaxPromptLen() int { return 3*t.maxEdges() - 1 + 4 }
+// MaxPromptLen is that of a list for every node but the last layer's (the
+// start's of Width successors, the others' of at most three), spaces
+// between them, and 4 for ":s>g".
+func (t *DAGSearch) MaxPromptLen() int {
+	W, L := t.p.Width, t.p.Layers
+	lists := 1 + (L-1)*W
+	return 1 + W + (L-1)*W*(1+min(3, W)) + lists - 1 + 4
+}
 
 // MaxResponseLen has room for MaxDeadEnds+2 full attempts (each Layers+1
 // nodes, "!" and ";") and the answer.
@@ -195,16 +198,22 @@ func (q *dagProblem) reachesGoal() (reach [26]bool, routes int) {
 	return reach, routes
 }
 
-// text writes the edges in an order drawn from rng, then ":s>g".
+// text writes the adjacency lists in an order of nodes drawn from rng,
+// then ":s>g".
 func (q *dagProblem) text(rng *rand.Rand) string {
-	var edges []string
+	var lists []string
 	for u := range 26 {
-		for v := q.out[u]; v != 0; v &= v - 1 {
-			edges = append(edges, string([]byte{byte('a' + u), byte('a' + bits.TrailingZeros32(v))}))
+		if q.out[u] == 0 {
+			continue
 		}
+		l := []byte{byte('a' + u)}
+		for v := q.out[u]; v != 0; v &= v - 1 {
+			l = append(l, byte('a'+bits.TrailingZeros32(v)))
+		}
+		lists = append(lists, string(l))
 	}
-	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
-	return strings.Join(edges, " ") + ":" + string(rune('a'+q.start)) + ">" + string(rune('a'+q.goal))
+	rng.Shuffle(len(lists), func(i, j int) { lists[i], lists[j] = lists[j], lists[i] })
+	return strings.Join(lists, " ") + ":" + string(rune('a'+q.start)) + ">" + string(rune('a'+q.goal))
 }
 
 // searchDemo is the demonstration of a problem: a depth-first search whose
@@ -263,10 +272,11 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 	return sb.String()
 }
 
-// ParsePrompt reads edges "uv" (letters of at most 26 nodes, no edge
-// twice or to itself), ":", the start, ">" and the goal. It does not check
-// that the graph is layered; the demo is "" when the goal cannot be
-// reached within MaxDeadEnds dead ends.
+// ParsePrompt reads adjacency lists "uvw" (a node, then its successors;
+// letters of at most 26 nodes, no node listed twice, no edge twice or to
+// itself), ":", the start, ">" and the goal. It does not check that the
+// graph is layered; the demo is "" when the goal cannot be reached within
+// MaxDeadEnds dead ends.
 func (t *DAGSearch) ParsePrompt(text string) (Prompt, error) {
 	q, err := t.parse(text)
 	if err != nil {
@@ -279,20 +289,28 @@ func (t *DAGSearch) parse(text string) (*dagProblem, error) {
 	if err := checkPromptText(text, t.MaxPromptLen()); err != nil {
 		return nil, fmt.Errorf("dag_search prompt %q: %w", text, err)
 	}
-	edges, ends, ok := strings.Cut(text, ":")
+	lists, ends, ok := strings.Cut(text, ":")
 	if !ok || len(ends) != 3 || ends[1] != '>' || !isLower(ends[0]) || !isLower(ends[2]) || ends[0] == ends[2] {
-		return nil, fmt.Errorf("dag_search prompt %q: want edges, then \":s>g\" with two different nodes", text)
+		return nil, fmt.Errorf("dag_search prompt %q: want adjacency lists, then \":s>g\" with two different nodes", text)
 	}
 	q := &dagProblem{start: int(ends[0] - 'a'), goal: int(ends[2] - 'a')}
-	for _, e := range strings.Split(edges, " ") {
-		if len(e) != 2 || !isLower(e[0]) || !isLower(e[1]) || e[0] == e[1] {
-			return nil, fmt.Errorf("dag_search prompt %q: edge %q is not two different letters", text, e)
+	var listed uint32
+	for _, l := range strings.Split(lists, " ") {
+		if len(l) < 2 || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return nil, fmt.Errorf("dag_search prompt %q: list %q is not a node and its successors", text, l)
 		}
-		u, v := int(e[0]-'a'), int(e[1]-'a')
-		if q.out[u]&(1<<v) != 0 {
-			return nil, fmt.Errorf("dag_search prompt %q: edge %q given twice", text, e)
+		u := int(l[0] - 'a')
+		if listed&(1<<u) != 0 {
+			return nil, fmt.Errorf("dag_search prompt %q: node %c listed twice", text, l[0])
 		}
-		q.out[u] |= 1 << v
+		listed |= 1 << u
+		for _, c := range []byte(l[1:]) {
+			v := int(c - 'a')
+			if v == u || q.out[u]&(1<<v) != 0 {
+				return nil, fmt.Errorf("dag_search prompt %q: list %q has %c twice or as its own successor", text, l, c)
+			}
+			q.out[u] |= 1 << v
+		}
 	}
 	return q, nil
 }

@@ -133,7 +133,7 @@ func FuzzVerifyCountdownSearch(f *testing.F) {
 func FuzzVerifyDAGSearch(f *testing.F) {
 	tk, _ := New("dag_search", nil)
 	fuzzVerify(f, tk,
-		[]string{"ab ac bd ce cf eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b"},
+		[]string{"abc bd cef eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b", "abb:a>b"},
 		append([]string{
 			"abd!;acf!;aceg:aceg", "aceg:aceg", "aceg!:aceg", ";:", "!:", "a:a", "abab:abab", "abd!;;aceg:aceg",
 			"aceg:", ":aceg", "aceg:aceg:", "zz!;aceg:aceg",
