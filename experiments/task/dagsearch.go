@@ -230,10 +230,12 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 	var sb strings.Builder
 	var path []byte
 	deadEnds := 0
+	var onPath uint32 // a parsed graph may have cycles: a route never revisits
 	var dfs func(u int) bool
 	dfs = func(u int) bool {
 		path = append(path, byte('a'+u))
-		defer func() { path = path[:len(path)-1] }()
+		onPath |= 1 << u
+		defer func() { path, onPath = path[:len(path)-1], onPath&^(1<<u) }()
 		if u == q.goal {
 			if sb.Len() > 0 {
 				sb.WriteByte(';')
@@ -244,7 +246,7 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 			return true
 		}
 		var next []int
-		for v := q.out[u]; v != 0; v &= v - 1 {
+		for v := q.out[u] &^ onPath; v != 0; v &= v - 1 {
 			next = append(next, bits.TrailingZeros32(v))
 		}
 		if len(next) == 0 {
@@ -257,7 +259,7 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 			return false
 		}
 		for _, k := range rng.Perm(len(next)) {
-			if deadEnds > t.p.MaxDeadEnds {
+			if deadEnds > t.p.MaxDeadEnds || sb.Len() > t.MaxResponseLen() {
 				return false
 			}
 			if dfs(next[k]) {
