@@ -350,7 +350,8 @@ func writePassrate(w io.Writer, res *passrate.Result) error {
 	}
 	writePairs(&b, res.Pairs)
 	p := res.Profile
-	fmt.Fprintf(&b, "\ni.i.d. responses: mean length %.1f tokens; mean entropy %.3f nats a position.\n\n", p.MeanLength(), meanOf(p))
+	fmt.Fprintf(&b, "\ni.i.d. responses: mean length %.1f tokens; mean entropy %.3f nats a position: %.3f before the answer (%d positions), %.3f in the answer and the end token (%d).\n\n",
+		p.MeanLength(), meanOf(p), p.MeanReasoningEntropy(), p.ReasoningCount, p.MeanAnswerEntropy(), p.AnswerCount)
 	b.WriteString("| after | positions | mean entropy (nats) | share of all entropy |\n| --- | --- | --- | --- |\n")
 	for i, c := range p.Classes() {
 		if i == 8 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rollout-rl/rollout/search/record"
 )
@@ -31,6 +32,12 @@ type Profile struct {
 	// forks made there and those whose branch's reward differs from its
 	// parent's.
 	Forks, Flips map[string][]int64
+	// ReasoningSum and ReasoningCount are over the positions before each
+	// i.i.d. response's answer (the task's AnswerStart), AnswerSum and
+	// AnswerCount over the answer's positions and the end token: where
+	// trees may fork and where they may not (see AddSplit).
+	ReasoningSum, AnswerSum     float64
+	ReasoningCount, AnswerCount int64
 }
 
 // NewProfile returns an empty profile.
@@ -75,6 +82,52 @@ func (p *Profile) AddIID(g *record.Group, text func(id int) string) error {
 		}
 	}
 	return nil
+}
+
+// AddSplit adds the entropies of a flat group's responses to the
+// reasoning or the answer side: a token is reasoning when its text starts
+// before answerStart(response text), the character position where the
+// task says the response's answer begins; text maps a token id to its text.
+func (p *Profile) AddSplit(g *record.Group, answerStart func(response string) int, text func(id int) string) error {
+	for _, nd := range g.Nodes {
+		if nd.Parent != -1 {
+			return fmt.Errorf("entropy split of prompt %q: node %d is a branch, want a flat group", g.Prompt, nd.ID)
+		}
+		if len(nd.Entropies) != len(nd.Tokens) {
+			return fmt.Errorf("entropy split of prompt %q: node %d has %d entropies for %d tokens", g.Prompt, nd.ID, len(nd.Entropies), len(nd.Tokens))
+		}
+		var sb strings.Builder
+		starts := make([]int, len(nd.Tokens))
+		for i, id := range nd.Tokens {
+			starts[i] = sb.Len()
+			sb.WriteString(text(id))
+		}
+		at := answerStart(sb.String())
+		for i, h := range nd.Entropies {
+			if starts[i] < at {
+				p.ReasoningSum += float64(h)
+				p.ReasoningCount++
+			} else {
+				p.AnswerSum += float64(h)
+				p.AnswerCount++
+			}
+		}
+	}
+	return nil
+}
+
+// MeanReasoningEntropy and MeanAnswerEntropy are the mean entropy a
+// position before and from the answer (see AddSplit); 0 without positions.
+func (p *Profile) MeanReasoningEntropy() float64 { return meanOr0(p.ReasoningSum, p.ReasoningCount) }
+
+// MeanAnswerEntropy: see MeanReasoningEntropy.
+func (p *Profile) MeanAnswerEntropy() float64 { return meanOr0(p.AnswerSum, p.AnswerCount) }
+
+func meanOr0(s float64, n int64) float64 {
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
 }
 
 // AddForks counts a tree group's forks under family: each branch node at

@@ -87,3 +87,38 @@ func TestProfileBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestAddSplit(t *testing.T) {
+	p := NewProfile()
+	g := recordtest.Flat(2, 3, 4)
+	text := func(id int) string { return string(rune('a' + id%26)) }
+	at := func(r string) int {
+		if len(r) != 4 {
+			t.Fatalf("answerStart of %q, want the 4 characters of a response", r)
+		}
+		return 1 // the answer begins after the first character
+	}
+	if err := p.AddSplit(&g, at, text); err != nil {
+		t.Fatal(err)
+	}
+	var reason, answer float64
+	for _, nd := range g.Nodes {
+		reason += float64(nd.Entropies[0])
+		for _, h := range nd.Entropies[1:] {
+			answer += float64(h)
+		}
+	}
+	if p.ReasoningCount != 3 || p.AnswerCount != 9 {
+		t.Fatalf("counts %d and %d, want 3 reasoning and 9 answer positions", p.ReasoningCount, p.AnswerCount)
+	}
+	if math.Abs(p.MeanReasoningEntropy()-reason/3) > 1e-6 || math.Abs(p.MeanAnswerEntropy()-answer/9) > 1e-6 {
+		t.Errorf("means %v and %v, want %v and %v", p.MeanReasoningEntropy(), p.MeanAnswerEntropy(), reason/3, answer/9)
+	}
+	tree := recordtest.Tree()
+	if err := NewProfile().AddSplit(&tree, at, text); err == nil {
+		t.Error("a tree group split without an error")
+	}
+	if (&Profile{}).MeanReasoningEntropy() != 0 {
+		t.Error("an empty profile's reasoning entropy is not 0")
+	}
+}

@@ -175,7 +175,13 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 	prof := NewProfile()
 	res := &Result{Profile: prof, Seconds: map[string]float64{}}
 	flat, err := sampleAll(ctx, setup, gen, Spec{Name: "iid", Family: "iid", Strategy: search.Flat{N: o.K}}, o, res,
-		func(g *record.Group) error { return prof.AddIID(g, text) })
+		func(g *record.Group) error {
+			if err := prof.AddIID(g, text); err != nil {
+				return err
+			}
+			q := task.Prompt{Text: g.Prompt}
+			return prof.AddSplit(g, func(r string) int { return setup.Task.AnswerStart(q, r) }, text)
+		})
 	if err != nil {
 		return nil, err
 	}

@@ -118,3 +118,24 @@ func FuzzVerifyChain(f *testing.F) {
 			"47+8=5555-5+9 55-5=50+9 50+9=59", "47+8=55-5+ 55-5=50+9 50+9=59", "47+8=55-5+9 55-5=50 50+9=59", "=55-5+9 =50+9 =59", " =", "=", "0+0=0-0+0 0-0=0+0 0+0=0", "47+8=55-5+9 55-5=50+9 50+9=59=",
 		}, nasty...))
 }
+
+func FuzzVerifyCountdownSearch(f *testing.F) {
+	tk, _ := New("countdown_search", nil)
+	fuzzVerify(f, tk,
+		[]string{"2 5 7 4:47", "1 1 1 1:60", "2 5 7:47", "2 5 7 4:", ":", "9 9 9 9:10"},
+		append([]string{
+			"4+2=6[6 5 7],7-6=1[1 5]!;4+2=6[6 5 7],7*6=42[42 5],42+5=47:47", "7*6=42,42+5=47:47",
+			"4+2=6[6 5 7]!;:47", "4+2=6[6 5 7", "4+2=6[]", "4+2=6[6  5 7]", "4/0=0:0", "9/2=4:4", ";;:", "!:", "[]:",
+			"999999999*999999999=1:1", "4+2=6:6:6", "4+2=6!", "7-9=-2:-2", "+=:", "2+5=7[7 7 4],7*7=49[49 4],49-4=45:45",
+		}, nasty...))
+}
+
+func FuzzVerifyDAGSearch(f *testing.F) {
+	tk, _ := New("dag_search", nil)
+	fuzzVerify(f, tk,
+		[]string{"abc bd cef eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b", "abb:a>b"},
+		append([]string{
+			"abd!;acf!;aceg:aceg", "aceg:aceg", "aceg!:aceg", ";:", "!:", "a:a", "abab:abab", "abd!;;aceg:aceg",
+			"aceg:", ":aceg", "aceg:aceg:", "zz!;aceg:aceg",
+		}, nasty...))
+}

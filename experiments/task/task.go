@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Six tasks are bundled, each built from its own parameters:
+// Eight tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -20,9 +20,16 @@
 //   - "chain" (ChainParams): a chain of one-digit additions and
 //     subtractions worked out one step at a time, each step rewriting the
 //     operations still to do (77 to 119 characters with the defaults), a
-//     long reasoning chain with a decisive value at each step.
+//     long reasoning chain with a decisive value at each step;
+//   - "countdown_search" (CountdownSearchParams): countdown solved by a
+//     depth-first search written out, abandoned attempts and all, so the
+//     reasoning itself branches: several valid next steps, some of them
+//     dead ends;
+//   - "dag_search" (DAGSearchParams): a route through a layered directed
+//     graph found by a depth-first search written out, several shortest
+//     routes and dead ends among the choices.
 //
-// A seventh, "jsonl" (JSONLParams), reads its prompts and reference answers
+// A ninth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
 // regular expression.
 //
@@ -178,14 +185,16 @@ func SplitOf(text string) Split {
 
 // Names lists the bundled tasks, whose prompts are generated from their
 // parameters alone.
-func Names() []string { return []string{"add", "countdown", "path", "long_add", "route", "chain"} }
+func Names() []string {
+	return []string{"add", "countdown", "path", "long_add", "route", "chain", "countdown_search", "dag_search"}
+}
 
 // AllNames lists every task New builds: the bundled ones and "jsonl".
 func AllNames() []string { return append(Names(), "jsonl") }
 
 // DefaultParams returns the default parameters of the named task, as a
 // pointer to the task's Params struct (*AddParams, *CountdownParams,
-// *PathParams, *LongAddParams, *RouteParams, *ChainParams or *JSONLParams), for a config loader to decode into (keys left out keep
+// *PathParams, *LongAddParams, *RouteParams, *ChainParams, *CountdownSearchParams, *DAGSearchParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -210,13 +219,19 @@ func DefaultParams(name string) (any, error) {
 	case "chain":
 		p := DefaultChainParams()
 		return &p, nil
+	case "countdown_search":
+		p := DefaultCountdownSearchParams()
+		return &p, nil
+	case "dag_search":
+		p := DefaultDAGSearchParams()
+		return &p, nil
 	}
 	return nil, unknownTask(name)
 }
 
 // New builds the named task. params is nil for the defaults, or the task's
 // Params struct (AddParams, CountdownParams, PathParams, LongAddParams,
-// RouteParams, ChainParams or JSONLParams), by value or by pointer; invalid parameters
+// RouteParams, ChainParams, CountdownSearchParams, DAGSearchParams or JSONLParams), by value or by pointer; invalid parameters
 // are an error naming the field. "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
@@ -262,6 +277,18 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewChain(p)
+	case "countdown_search":
+		p := DefaultCountdownSearchParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewCountdownSearch(p)
+	case "dag_search":
+		p := DefaultDAGSearchParams()
+		if err := takeParams(name, params, &p); err != nil {
+			return nil, err
+		}
+		return NewDAGSearch(p)
 	}
 	return nil, unknownTask(name)
 }

@@ -33,6 +33,9 @@ func allTasks(t testing.TB) []Task {
 		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 2}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 12}},
+		{"countdown_search", CountdownSearchParams{Numbers: 3, MinNumber: 1, MaxNumber: 20, MinTarget: 1, MaxTarget: 200, MaxDeadEnds: 0, MaxResponse: 60}},
+		{"dag_search", DAGSearchParams{Layers: 2, Width: 2, MaxDeadEnds: 0}},
+		{"dag_search", DAGSearchParams{Layers: 6, Width: 4, MaxDeadEnds: 8}},
 	}
 	for _, e := range extra {
 		tk, err := New(e.name, e.params)
@@ -48,7 +51,7 @@ func allTasks(t testing.TB) []Task {
 // defaults: the short tasks fit the tiny model's 64 positions, the long
 // ones the max_seq their example configs give.
 func TestDefaultsFit(t *testing.T) {
-	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160, "chain": 160} {
+	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160, "chain": 160, "countdown_search": 160, "dag_search": 160} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +60,7 @@ func TestDefaultsFit(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if len(Names()) != 6 {
+	if len(Names()) != 8 {
 		t.Errorf("Names() = %v: a task without a length check here", Names())
 	}
 	tk, err := New("add", AddParams{Digits: 12, Scratchpad: true})
@@ -179,7 +182,7 @@ func TestSplitsDisjoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := 2000
-		if name == "countdown" {
+		if name == "countdown" || name == "countdown_search" {
 			n = 600 // its generator solves each instance: ~0.3 ms a prompt
 		}
 		texts := [2]map[string]bool{{}, {}}
