@@ -8,9 +8,12 @@
 // than on one (policy's BenchmarkDecodeBatch; results/performance.md has
 // the figures). So a Team keeps its helpers between passes, and after a
 // pass they spin for a short while looking for the next one before they
-// park — but only while passes come faster than that: a helper whose team
-// opened its last two passes further apart parks at once, since spinning
-// would only burn the core until the next pass wakes it anyway.
+// park: for twice the time the team last stayed without a pass (the gap
+// from the end of one pass to the start of the next), at most spinFor. A
+// steady stream of passes (a decoding step's, a training step's) finds its
+// helpers awake; after the last pass of a burst (a prompt's prefill before
+// one-state decoding, say) they spin a few tens of microseconds, not
+// spinFor, for nothing.
 //
 // A Team is an explicit value, owned by whoever runs passes on it (a
 // sampling engine, a training step, a worker of the experiment runner): of
@@ -36,8 +39,8 @@ import (
 	"time"
 )
 
-// spinFor is how long a helper looks for a new pass after its last one
-// before it parks, when passes come at most that far apart. Longer than
+// spinFor is the longest a helper looks for a new pass after its last one
+// before it parks (see spinning). Longer than
 // the gap between two passes of a decoding or training step (the search
 // bookkeeping between steps takes a few tens of microseconds), short
 // enough that an idle process stops using its cores within a fraction of
@@ -81,9 +84,9 @@ type crew struct {
 	sleepers atomic.Int64
 	running  atomic.Int64 // helpers started and not yet stopped
 
-	epoch    time.Time
-	lastOpen atomic.Int64 // when the last pass opened, in ns since epoch
-	gap      atomic.Int64 // ns between the last two passes' openings
+	epoch   time.Time
+	lastEnd atomic.Int64 // when the last pass ended, in ns since epoch
+	gap     atomic.Int64 // ns from the end of a pass to the start of the next, the last time
 }
 
 // pass is one call of Run.
@@ -181,8 +184,8 @@ func (t *Team) Run(workers, chunks int, job func(worker, chunk int)) {
 	})
 	p := &pass{job: job, chunks: int64(chunks), maxWorkers: int64(workers), finished: make(chan struct{})}
 	p.joined.Store(1) // the caller is worker 0
-	now := int64(time.Since(h.epoch))
-	h.gap.Store(now - h.lastOpen.Swap(now))
+	h.gap.Store(max(int64(time.Since(h.epoch))-h.lastEnd.Load(), 0))
+	defer func() { h.lastEnd.Store(int64(time.Since(h.epoch))) }()
 	slot := -1
 	for i := range h.open {
 		if h.open[i].CompareAndSwap(nil, p) {
@@ -247,10 +250,10 @@ func (p *pass) join() bool {
 }
 
 // spinning reports whether a helper idle since idleSince should keep
-// looking for a pass: for at most spinFor, and only while the team's
-// passes come at most spinFor apart.
+// looking for a pass: for twice the team's last gap between passes, at
+// most spinFor.
 func (c *crew) spinning(idleSince time.Time) bool {
-	return c.gap.Load() <= int64(spinFor) && time.Since(idleSince) <= spinFor
+	return time.Since(idleSince) <= min(spinFor, 2*time.Duration(c.gap.Load()))
 }
 
 // loop is a helper goroutine: it works on open passes, spins after its
