@@ -167,3 +167,16 @@ func ExampleTeam_Run() {
 	fmt.Println(squares)
 	// Output: [0 1 4 9 16 25 36 49 64 81]
 }
+
+func ExampleTeam_Split() {
+	// Two workers that run passes at the same time on a process allowed
+	// three threads: their teams keep at most three goroutines busy.
+	teams := New(3).Split(2)
+	for _, tm := range teams {
+		fmt.Println(tm.Size())
+		tm.Close()
+	}
+	// Output:
+	// 2
+	// 1
+}
