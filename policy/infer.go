@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
-	"github.com/rollout-rl/rollout/policy/internal/team"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // Engine is the fast inference path of a Model: batched, KV-cached decoding
@@ -26,9 +25,10 @@ type Engine struct {
 	counters Counters
 	free     []*segment // released cache segments, for reuse
 	scratch  scratch
-	workers  int    // goroutines a forward or sampling pass is split over
-	stepMark uint64 // counts Step calls, to find a state given twice
-	f16      bool   // the KV cache holds binary16 values (int8 engines)
+	team     *team.Team // runs the split passes
+	workers  int        // goroutines a forward or sampling pass is split over
+	stepMark uint64     // counts Step calls, to find a state given twice
+	f16      bool       // the KV cache holds binary16 values (int8 engines)
 }
 
 // engineWeights is the weight memory an Engine reads: float32 views of the
@@ -47,9 +47,10 @@ type engineLayer struct {
 }
 
 // matrix is a weight matrix [out, in] that multiplies a batch of rows:
-// y[rows, out] = x[rows, in]·Wᵀ.
+// y[rows, out] = x[rows, in]·Wᵀ, a large product split over t's
+// goroutines.
 type matrix interface {
-	mulT(y []float32, x *acts)
+	mulT(t *team.Team, y []float32, x *acts)
 }
 
 // acts is a batch of activation rows [rows, cols], the input of one or
@@ -84,8 +85,8 @@ type f32Matrix struct {
 	out, in int
 }
 
-func (m f32Matrix) mulT(y []float32, x *acts) {
-	kernel.MatMulNT(y[:x.rows*m.out], x.x, m.w, x.rows, m.out, m.in, false)
+func (m f32Matrix) mulT(t *team.Team, y []float32, x *acts) {
+	kernel.MatMulNT(t, y[:x.rows*m.out], x.x, m.w, x.rows, m.out, m.in, false)
 }
 
 // maxEngineWorkers caps the goroutines one pass of an Engine is split over.
@@ -97,6 +98,15 @@ type EngineOption func(*engineOptions)
 type engineOptions struct {
 	int8 bool
 	from *Engine // WithCachesFrom
+	team *team.Team
+	set  bool // WithTeam given
+}
+
+// WithTeam makes the engine split its passes over t instead of the
+// model's team (Model.SetTeam); a nil t runs them on the caller alone.
+// The split never changes a result.
+func WithTeam(t *team.Team) EngineOption {
+	return func(o *engineOptions) { o.team, o.set = t, true }
 }
 
 // WithInt8 makes the engine sample from an int8 copy of the model's
@@ -146,7 +156,10 @@ func NewEngine(m *Model, opts ...EngineOption) *Engine {
 		}
 		return f32Matrix{w: p, out: out, in: in}
 	}
-	e := &Engine{cfg: c, rope: m.rope, workers: min(runtime.GOMAXPROCS(0), maxEngineWorkers), f16: o.int8 && kernel.F16()}
+	if !o.set {
+		o.team = m.team
+	}
+	e := &Engine{cfg: c, rope: m.rope, team: o.team, workers: min(o.team.Size(), maxEngineWorkers), f16: o.int8 && kernel.F16()}
 	if p := o.from; p != nil && p.cfg == c && p.f16 == e.f16 {
 		e.free, e.scratch = p.free, p.scratch
 		p.free, p.scratch = nil, scratch{}
@@ -455,7 +468,7 @@ const minRowsPerWorker = 2
 
 // parallel runs job over [0, n) split into up to perWorker contiguous
 // chunks per worker, of at least minRowsPerWorker items, run by up to
-// e.workers goroutines (the calling one and package team's helpers) that
+// e.workers goroutines (the calling one and the helpers of e.team) that
 // take the chunks in turn, each goroutine with its own work buffers; a
 // chunk may only end at an index i with cut(i) (or at n).
 // Every item is computed the same way whichever chunk or goroutine it
@@ -483,7 +496,7 @@ func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *wo
 		job(sc.work[0], 0, n)
 		return
 	}
-	team.Run(workers, parts, func(w, c int) { job(sc.work[w], sc.bounds[c], sc.bounds[c+1]) })
+	e.team.Run(workers, parts, func(w, c int) { job(sc.work[w], sc.bounds[c], sc.bounds[c+1]) })
 }
 
 // forward runs rows through the model: it writes each row's key and value
@@ -533,9 +546,9 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.attnNorm, eps)
 		}
 		in := sc.input(sc.h, R, d)
-		w.wq.mulT(sc.q, in)
-		w.wk.mulT(sc.k, in)
-		w.wv.mulT(sc.v, in)
+		w.wq.mulT(e.team, sc.q, in)
+		w.wk.mulT(e.team, sc.k, in)
+		w.wv.mulT(e.team, sc.v, in)
 		for i, r := range rows {
 			for h := 0; h < c.Heads; h++ {
 				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
@@ -544,7 +557,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 			r.st.seg.store(l, r.pos*d, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {
-			parallelFor(R, func(lo, hi int) {
+			parallelFor(e.team, R, func(lo, hi int) {
 				var scores []float32
 				for i := lo; i < hi; i++ {
 					scores = attend(sc.att[i*d:(i+1)*d], sc.q[i*d:(i+1)*d], rows[i].st.seg, rows[i].pos, l, c, scale, scores)
@@ -557,16 +570,16 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 				rows[i].receive(sc.scores, c)
 			}
 		}
-		w.wo.mulT(sc.o, sc.input(sc.att, R, d))
+		w.wo.mulT(e.team, sc.o, sc.input(sc.att, R, d))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 		for i := 0; i < R; i++ {
 			rmsNormRow(sc.h[i*d:(i+1)*d], x[i*d:(i+1)*d], w.ffnNorm, eps)
 		}
 		in = sc.input(sc.h, R, d)
-		w.w1.mulT(sc.gate, in)
-		w.w3.mulT(sc.up, in)
+		w.w1.mulT(e.team, sc.gate, in)
+		w.w3.mulT(e.team, sc.up, in)
 		siluMul(sc.gate[:R*c.Hidden], sc.gate[:R*c.Hidden], sc.up[:R*c.Hidden])
-		w.w2.mulT(sc.o, sc.input(sc.gate, R, c.Hidden))
+		w.w2.mulT(e.team, sc.o, sc.input(sc.gate, R, c.Hidden))
 		kernel.Axpy(1, sc.o[:R*d], x[:R*d])
 	}
 	// The output head, only for the rows whose logits are kept.
@@ -582,7 +595,7 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	for j, i := range sc.headRows {
 		rmsNormRow(sc.headIn[j*d:(j+1)*d], x[i*d:(i+1)*d], e.w.norm, eps)
 	}
-	e.w.head.mulT(sc.logits, sc.input(sc.headIn, H, d))
+	e.w.head.mulT(e.team, sc.logits, sc.input(sc.headIn, H, d))
 	for j, i := range sc.headRows {
 		r := rows[i]
 		off := r.pos * c.VocabSize

@@ -7,6 +7,7 @@ import (
 	"github.com/nlpodyssey/spago/nn"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // This file holds the transformer's layers as spago autograd functions
@@ -141,6 +142,7 @@ type rmsNorm struct {
 	eps  float32
 	dim  int
 	pool *bufPool
+	team *team.Team
 	inv  []float32 // 1/rms per row, for the backward pass
 }
 
@@ -152,7 +154,7 @@ func (f *rmsNorm) Forward() (mat.Tensor, error) {
 	rows := len(x) / d
 	out := make([]float32, len(x))
 	f.inv = f.pool.get(rows)
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(f.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			f.inv[r] = rmsNormRow(out[r*d:(r+1)*d], x[r*d:(r+1)*d], w, f.eps)
 		}
@@ -169,7 +171,7 @@ func rmsNormRow(dst, x, w []float32, eps float32) float32 {
 func (f *rmsNorm) Backward(gy mat.Tensor) error {
 	x, g := data(f.x), data(gy)
 	gx := f.pool.get(len(x))
-	gw := rmsNormBackward(gx, nil, x, data(f.w), g, f.inv, f.dim, f.pool)
+	gw := rmsNormBackward(gx, nil, x, data(f.w), g, f.inv, f.dim, f.pool, f.team)
 	giveGrad(f.x, len(x)/f.dim, f.dim, gx, f.pool)
 	accGrad(f.w, f.dim, 1, gw)
 	f.pool.put(f.inv)
@@ -181,10 +183,10 @@ func (f *rmsNorm) Backward(gy mat.Tensor) error {
 // 1/rms per row inv) for the output gradient g, plus res if res is not nil
 // (a residual gradient), and returns the weight's gradient, summed over
 // rows in row order.
-func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []float32 {
+func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool, tm *team.Team) []float32 {
 	rows := len(x) / d
 	gxw := pool.get(len(x)) // per row, g ∘ x · inv: the terms of w's gradient
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(tm, rows, func(lo, hi int) {
 		var rr []float32
 		if res != nil {
 			rr = res[lo*d : hi*d]
@@ -194,7 +196,7 @@ func rmsNormBackward(gx, res, x, w, g, inv []float32, d int, pool *bufPool) []fl
 	gw := make([]float32, d)
 	// Each column summed in row order (deterministic), the columns split
 	// over goroutines in blocks of 16.
-	parallelFor((d+15)/16, func(lo, hi int) {
+	parallelFor(tm, (d+15)/16, func(lo, hi int) {
 		lo, hi = 16*lo, min(d, 16*hi)
 		for r := 0; r < rows; r++ {
 			kernel.Axpy(1, gxw[r*d+lo:r*d+hi], gw[lo:hi])
@@ -226,6 +228,7 @@ type block struct {
 	eps  float32
 	dim  int
 	pool *bufPool
+	team *team.Team
 	f    sublayer
 	h    []float32 // RMSNorm(x)
 	inv  []float32 // 1/rms per row
@@ -243,7 +246,7 @@ func (b *block) Forward() (mat.Tensor, error) {
 	b.h, b.inv, b.y = b.pool.get(len(x)), b.pool.get(rows), b.pool.get(len(x))
 	// The output starts as the block's input (the residual, to which the
 	// sublayer adds), copied row by row while the row is in cache.
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(b.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr := x[r*d : (r+1)*d]
 			b.inv[r] = rmsNormRow(b.h[r*d:(r+1)*d], xr, w, b.eps)
@@ -259,7 +262,7 @@ func (b *block) Backward(gy mat.Tensor) error {
 	gh := b.pool.get(len(x))
 	b.f.backward(gh, g, b.h)
 	gx := b.pool.get(len(x))
-	gw := rmsNormBackward(gx, g, x, data(b.norm), gh, b.inv, b.dim, b.pool)
+	gw := rmsNormBackward(gx, g, x, data(b.norm), gh, b.inv, b.dim, b.pool, b.team)
 	giveGrad(b.x, len(x)/b.dim, b.dim, gx, b.pool)
 	accGrad(b.norm, b.dim, 1, gw)
 	// g, the gradient of this block's output, was given by its consumer
@@ -329,7 +332,7 @@ func (f *feedForward) forward(y, x []float32) {
 	f.gu = f.pool.get(rows * 2 * hid)
 	f.mm.nt(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
 	f.act = f.pool.get(rows * hid)
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(f.mm.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gu := f.gu[r*2*hid : (r+1)*2*hid]
 			siluMul(f.act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
@@ -349,7 +352,7 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	gact := f.pool.get(rows * hid)
 	f.mm.nn(gact, g, data(f.w2), rows, hid, f.dim, false)
 	ggu := f.pool.get(rows * 2 * hid) // per row: the gate's gradient, then the up's
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(f.mm.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gate, up := f.gu[r*2*hid:r*2*hid+hid], f.gu[r*2*hid+hid:(r+1)*2*hid]
 			ggate, gup := ggu[r*2*hid:r*2*hid+hid], ggu[r*2*hid+hid:(r+1)*2*hid]
@@ -409,7 +412,7 @@ func (f *attention) padded() bool {
 // the q and k parts of every row of m ([rows, 3·dim]).
 func (f *attention) rotate(m []float32, dir float32) {
 	d, nh, half := f.cfg.Dim, f.cfg.Heads, f.rope.half
-	parallelFor(len(m)/(3*d), func(lo, hi int) {
+	parallelFor(f.mm.team, len(m)/(3*d), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			t := r % max(f.seqLen, 1)
 			if f.tree != nil {
@@ -449,7 +452,7 @@ func (f *attention) forward(y, x []float32) {
 	f.probs = f.pool.get(f.offs[len(f.offs)-1])
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	ld := 3 * d
-	parallelFor(len(f.lens)*nh, func(lo, hi int) {
+	parallelFor(f.mm.team, len(f.lens)*nh, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
 			n, o := f.lens[b], b*f.seqLen*ld+h*hd // q of the block at o, k at o+d, v at o+2d
@@ -489,7 +492,7 @@ func (f *attention) backward(gx, g, x []float32) {
 	if f.tree != nil {
 		f.treeBackward(gqkv, gmixed)
 	}
-	parallelFor(len(f.lens)*nh, func(lo, hi int) {
+	parallelFor(f.mm.team, len(f.lens)*nh, func(lo, hi int) {
 		var gp []float32
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
@@ -599,6 +602,7 @@ type tokenLogProbs struct {
 	vocab   int
 	invTemp float32
 	pool    *bufPool
+	team    *team.Team
 	fan     fanout
 	probs   []float32 // softmax(logits/τ) per logits row read
 }
@@ -627,7 +631,7 @@ func (f *tokenLogProbs) Forward() (mat.Tensor, error) {
 	f.fan = sources(f.src, f.targets, rows)
 	f.probs = f.pool.get(len(z))
 	out := make([]float32, len(f.targets))
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(f.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			outs := f.fan.of(r)
 			if len(outs) == 0 {
@@ -646,7 +650,7 @@ func (f *tokenLogProbs) Forward() (mat.Tensor, error) {
 func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	gz := f.pool.get(len(f.probs))
-	parallelFor(len(f.fan.first)-1, func(lo, hi int) {
+	parallelFor(f.team, len(f.fan.first)-1, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			outs := f.fan.of(r)
 			row := gz[r*f.vocab : (r+1)*f.vocab]
@@ -707,6 +711,7 @@ type tokenEntropy struct {
 	vocab   int
 	invTemp float32
 	pool    *bufPool
+	team    *team.Team
 	fan     fanout
 	probs   []float32
 	ez      []float32 // E_p[z/τ] per logits row
@@ -721,7 +726,7 @@ func (f *tokenEntropy) Forward() (mat.Tensor, error) {
 	f.probs = f.pool.get(len(z))
 	f.ez = make([]float32, rows)
 	out := make([]float32, len(f.src))
-	parallelFor(rows, func(lo, hi int) {
+	parallelFor(f.team, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			outs := f.fan.of(r)
 			if len(outs) == 0 {
@@ -746,7 +751,7 @@ func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 	g := data(gy)
 	z := data(f.logits)
 	gz := f.pool.get(len(z))
-	parallelFor(len(f.fan.first)-1, func(lo, hi int) {
+	parallelFor(f.team, len(f.fan.first)-1, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			row := gz[r*f.vocab : (r+1)*f.vocab]
 			var sum float32

@@ -19,6 +19,7 @@ import (
 	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
 	"github.com/nlpodyssey/spago/nn"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // Model is the transformer's parameters. Weight matrices are stored
@@ -31,8 +32,9 @@ type Model struct {
 	Head   *nn.Param // [vocab, dim]: lm_head.weight
 
 	rope *rope
-	pool *bufPool // recycled buffers of the training path
-	bf16 bool     // see SetBF16Training
+	pool *bufPool   // recycled buffers of the training path
+	bf16 bool       // see SetBF16Training
+	team *team.Team // see SetTeam
 }
 
 // Layer is one transformer block's parameters.
@@ -88,6 +90,7 @@ func NewModel(cfg Config, seed uint64) (*Model, error) {
 	m.Head = normal(cfg.VocabSize, cfg.Dim)
 	m.rope = newRope(cfg)
 	m.pool = newBufPool()
+	m.team = team.New(0)
 	return m, nil
 }
 
@@ -217,11 +220,11 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool}).Run()
 	for _, l := range m.Layers {
 		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, tree: b.packed, pool: m.pool, mm: m.products()}
-		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, f: attn}).Run()
+		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: attn}).Run()
 		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool, mm: m.products()}
-		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, f: ffn}).Run()
+		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: ffn}).Run()
 	}
-	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool}).Run()
+	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team}).Run()
 }
 
 // TokenLogProbs returns, for every row, log p(next token) under
@@ -231,7 +234,7 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 // result is a differentiable [rows, 1] tensor.
 func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
 	src, targets := b.predictions()
-	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
+	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}).Run()
 }
 
 // TokenEntropies returns, in row Target(i, t) for every t < len(seq)−1,
@@ -239,7 +242,7 @@ func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) 
 // seq[t+1] (0 in the other rows), as a differentiable [rows, 1] tensor.
 func (m *Model) TokenEntropies(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
 	src, _ := b.predictions()
-	return ag.NewOperator(&tokenEntropy{logits: logits, src: src, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool}).Run()
+	return ag.NewOperator(&tokenEntropy{logits: logits, src: src, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}).Run()
 }
 
 // Values returns the parameter's float32 values in row-major order: the

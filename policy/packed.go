@@ -181,7 +181,7 @@ func (f *attention) treeForward() {
 	f.probs = f.pool.get(f.offs[len(f.offs)-1])
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	ld := 3 * d
-	parallelFor(len(segs)*nh, func(lo, hi int) {
+	parallelFor(f.mm.team, len(segs)*nh, func(lo, hi int) {
 		var kb, vb []float32
 		for i := lo; i < hi; i++ {
 			s, h := segs[i/nh], i%nh
@@ -232,7 +232,7 @@ func (f *attention) treeBackward(gqkv, gmixed []float32) {
 		kvOffs[i+1] = kvOffs[i] + 2*len(segs[i/nh].path)*hd
 	}
 	gkv := f.pool.get(kvOffs[len(kvOffs)-1])
-	parallelFor(len(segs)*nh, func(lo, hi int) {
+	parallelFor(f.mm.team, len(segs)*nh, func(lo, hi int) {
 		var kb, vb, gp []float32
 		for i := lo; i < hi; i++ {
 			s, h := segs[i/nh], i%nh
@@ -271,7 +271,7 @@ func (f *attention) treeBackward(gqkv, gmixed []float32) {
 	})
 	// The keys' and values' gradients, per head (disjoint columns), each
 	// row's contributions summed in chain order.
-	parallelFor(nh, func(lo, hi int) {
+	parallelFor(f.mm.team, nh, func(lo, hi int) {
 		for h := lo; h < hi; h++ {
 			for si, s := range segs {
 				i := si*nh + h

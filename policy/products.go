@@ -1,6 +1,9 @@
 package policy
 
-import "github.com/rollout-rl/rollout/policy/internal/kernel"
+import (
+	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/team"
+)
 
 // products runs the matrix products of the linear layers of the
 // differentiable forward and backward passes: in float32, or, when bf16 is
@@ -9,7 +12,8 @@ import "github.com/rollout-rl/rollout/policy/internal/kernel"
 // products stay float32 either way.
 type products struct {
 	bf16 bool
-	pool *bufPool // scratch of the BF16 products
+	pool *bufPool   // scratch of the BF16 products
+	team *team.Team // splits the large products
 }
 
 // native reports whether the BF16 products run.
@@ -18,33 +22,33 @@ func (p products) native() bool { return p.bf16 && kernel.HasBF16() }
 // nt is kernel.MatMulNT or its BF16 form.
 func (p products) nt(c, a, b []float32, m, n, k int, acc bool) {
 	if !p.native() {
-		kernel.MatMulNT(c, a, b, m, n, k, acc)
+		kernel.MatMulNT(p.team, c, a, b, m, n, k, acc)
 		return
 	}
 	s := p.pool.get(kernel.BF16Scratch(m, n, k))
-	kernel.MatMulNTBF16(c, a, b, m, n, k, acc, s)
+	kernel.MatMulNTBF16(p.team, c, a, b, m, n, k, acc, s)
 	p.pool.put(s)
 }
 
 // nn is kernel.MatMulNN or its BF16 form.
 func (p products) nn(c, a, b []float32, m, n, k int, acc bool) {
 	if !p.native() {
-		kernel.MatMulNN(c, a, b, m, n, k, acc)
+		kernel.MatMulNN(p.team, c, a, b, m, n, k, acc)
 		return
 	}
 	s := p.pool.get(kernel.BF16Scratch(m, n, k))
-	kernel.MatMulNNBF16(c, a, b, m, n, k, acc, s)
+	kernel.MatMulNNBF16(p.team, c, a, b, m, n, k, acc, s)
 	p.pool.put(s)
 }
 
 // tn is kernel.MatMulTN or its BF16 form.
 func (p products) tn(c, a, b []float32, m, n, k int, acc bool) {
 	if !p.native() {
-		kernel.MatMulTN(c, a, b, m, n, k, acc)
+		kernel.MatMulTN(p.team, c, a, b, m, n, k, acc)
 		return
 	}
 	s := p.pool.get(kernel.BF16Scratch(m, n, k))
-	kernel.MatMulTNBF16(c, a, b, m, n, k, acc, s)
+	kernel.MatMulTNBF16(p.team, c, a, b, m, n, k, acc, s)
 	p.pool.put(s)
 }
 
@@ -67,4 +71,19 @@ func (m *Model) SetBF16Training(on bool) { m.bf16 = on }
 func (m *Model) BF16Training() bool { return m.bf16 }
 
 // products returns the products of the model's differentiable passes.
-func (m *Model) products() products { return products{bf16: m.bf16, pool: m.pool} }
+func (m *Model) products() products {
+	return products{bf16: m.bf16, pool: m.pool, team: m.team}
+}
+
+// SetTeam makes the model's differentiable passes (Logits, Hidden, the
+// losses built on them, their backward passes and a Trainer's steps) run
+// on t, and engines built afterwards sample on t unless given another
+// (WithTeam). A new model has its own team, sized from GOMAXPROCS; give the
+// models of concurrent runs teams whose sizes add up to the cores (see
+// team.Team.Split). A nil t runs every pass on its caller. Which goroutine
+// computes what never changes a result. Not safe to call while a pass
+// runs.
+func (m *Model) SetTeam(t *team.Team) { m.team = t }
+
+// Team returns the team the model's passes run on (see SetTeam).
+func (m *Model) Team() *team.Team { return m.team }

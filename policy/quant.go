@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // int8Matrix is a weight matrix [out, in] quantized to int8 with one scale
@@ -51,12 +52,12 @@ func quantize(w []float32, out, in int, w8a8 bool) *int8Matrix {
 // other products of the same rows), else weight-only, each output the
 // 16-lane dot product of the row with the int8 weights, times the row's
 // scale. It holds no mutable state, so engines may share the matrix.
-func (m *int8Matrix) mulT(y []float32, x *acts) {
+func (m *int8Matrix) mulT(t *team.Team, y []float32, x *acts) {
 	if m.packed != nil {
-		kernel.MatMulNTW8A8(y[:x.rows*m.out], x.int8(), m.packed, false)
+		kernel.MatMulNTW8A8(t, y[:x.rows*m.out], x.int8(), m.packed, false)
 		return
 	}
-	kernel.MatMulNTInt8(y[:x.rows*m.out], x.x, m.q, m.scale, x.rows, m.out, m.in, false)
+	kernel.MatMulNTInt8(t, y[:x.rows*m.out], x.x, m.q, m.scale, x.rows, m.out, m.in, false)
 }
 
 // Logits returns the next-token logits after every position of seq,

@@ -81,7 +81,7 @@ func (t *Trainer) Step(loss mat.Tensor) (gradNorm float64, err error) {
 	// fixed split, each by adamUpdate (spago's Adam, bit for bit, in one
 	// pass).
 	errs := make([]error, len(t.params))
-	parallelFor(len(t.params), func(lo, hi int) {
+	parallelFor(t.model.team, len(t.params), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			if p := t.params[i]; p.HasGrad() {
 				g := mat.Data[float32](p.Grad())
@@ -220,7 +220,7 @@ func (m *Model) NLLLoss(b *Batch, from []int) (mat.Tensor, int, error) {
 	if n == 0 {
 		return nil, 0, fmt.Errorf("nll loss: no target tokens")
 	}
-	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1, pool: m.pool}).Run()
+	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1, pool: m.pool, team: m.team}).Run()
 	w := make([]float32, b.Rows())
 	for i, tgt := range targets {
 		if tgt >= 0 {

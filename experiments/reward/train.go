@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/nlpodyssey/spago/ag"
@@ -15,6 +13,7 @@ import (
 	"github.com/nlpodyssey/spago/optimizers/adam"
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // TrainConfig is how a reward model is trained: Adam on the mean binary
@@ -161,6 +160,7 @@ func Train(ctx context.Context, m *Model, data []Example, cfg TrainConfig, onSte
 // (v1.1.0), so parameters are updated here by adam.OptimizeParams.
 type optimizer struct {
 	cfg        TrainConfig
+	team       *team.Team // the body model's (policy.Model.Team)
 	body, head *adam.Adam
 	params     []*nn.Param // body parameters, then the head's
 	nBody      int
@@ -171,7 +171,7 @@ func newOptimizer(m *Model, cfg TrainConfig) *optimizer {
 		return adam.New(adam.Config{StepSize: lr, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, Lambda: cfg.WeightDecay})
 	}
 	body := m.Body.Params()
-	return &optimizer{cfg: cfg, body: mk(cfg.LR), head: mk(cfg.HeadLR), params: append(body, m.Weight, m.Bias), nBody: len(body)}
+	return &optimizer{cfg: cfg, team: m.Body.Team(), body: mk(cfg.LR), head: mk(cfg.HeadLR), params: append(body, m.Weight, m.Bias), nBody: len(body)}
 }
 
 // step back-propagates from the loss, clips, updates every parameter and
@@ -205,7 +205,9 @@ func (o *optimizer) step(loss mat.Tensor) (float64, error) {
 		}
 	}
 	errs := make([]error, len(o.params))
-	parallelFor(len(o.params), func(i int) {
+	// One chunk per parameter on the body's team: parameters are
+	// independent, so which goroutine updates one never changes a bit.
+	o.team.Run(o.team.Size(), len(o.params), func(_, i int) {
 		p := o.params[i]
 		if !p.HasGrad() {
 			return
@@ -230,23 +232,4 @@ func (o *optimizer) zeroGrad() {
 	for _, p := range o.params {
 		p.ZeroGrad()
 	}
-}
-
-// parallelFor calls fn(i) for every i in [0, n) on a fixed split over the
-// CPUs and waits. Items are independent, so the split never changes a
-// result.
-func parallelFor(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // Base is a run's base policy: the checkpoint its RL starts from.
@@ -85,8 +86,15 @@ func RewardModel(ctx context.Context, c config.Experiment, cacheDir, baseDir str
 // as the KL reference when train.kl_coef > 0), the strategy, the sampling
 // settings and the reward mixer (with the reward model from rewardDir when
 // reward.model is set). `rollout run` and `rollout sample` build their
-// setups here.
+// setups here. Each model runs its passes on its own team, sized from
+// GOMAXPROCS (policy.Model.SetTeam).
 func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.Setup, error) {
+	return newSetup(c, seed, baseDir, rewardDir, nil)
+}
+
+// newSetup is NewSetup with every model of the run (policy, reference,
+// reward model) running its passes on tm, when tm is not nil.
+func newSetup(c config.Experiment, seed uint64, baseDir, rewardDir string, tm *team.Team) (rl.Setup, error) {
 	t, err := task.New(c.Task.Name, c.Task.Params)
 	if err != nil {
 		return rl.Setup{}, err
@@ -95,11 +103,13 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 	if err != nil {
 		return rl.Setup{}, err
 	}
+	useTeam(model, tm)
 	var ref *policy.Model
 	if c.Train.KLCoef > 0 {
 		if ref, _, err = policy.Load(baseDir); err != nil {
 			return rl.Setup{}, err
 		}
+		useTeam(ref, tm)
 	}
 	st, err := c.Rollout.NewStrategy()
 	if err != nil {
@@ -112,6 +122,7 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 			if rm, err = reward.Load(rewardDir); err != nil {
 				return rl.Setup{}, err
 			}
+			useTeam(rm.Body, tm)
 		}
 		if mix, err = reward.NewMixer(c.Reward, t, rm); err != nil {
 			return rl.Setup{}, err
@@ -122,4 +133,11 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8, Adaptive: c.Rollout.Adaptive,
 		EvalEveryTokens: c.Eval.EveryTokens, EvalEveryFLOPs: c.Eval.EveryFLOPs, Reward: mix, Train: c.Train, Seed: seed,
 	}, nil
+}
+
+// useTeam makes m run its passes on tm unless tm is nil (m keeps its own).
+func useTeam(m *policy.Model, tm *team.Team) {
+	if tm != nil {
+		m.SetTeam(tm)
+	}
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/team"
 	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -173,7 +174,7 @@ const flopsMarkMetric = "eval/flops_mark"
 // every run ended.
 func Run(ctx context.Context, f *config.File, store *tracking.Store, opts Options) (Summary, error) {
 	if opts.Workers <= 0 {
-		opts.Workers = runtime.NumCPU()
+		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	if opts.Shard.Count == 0 {
 		opts.Shard = Shard{0, 1}
@@ -281,7 +282,11 @@ func prepare(ctx context.Context, runs []config.Run, opts Options) (shared, erro
 }
 
 // runAll runs the runs on opts.Workers goroutines and gathers their
-// results in order.
+// results in order. The workers split the process's threads
+// (GOMAXPROCS) between them: each runs its runs' passes on a team of its
+// share (team.Team.Split), so the workers' passes never keep more threads
+// busy than GOMAXPROCS — with as many workers as threads, or more, every
+// pass runs on its worker alone.
 func runAll(ctx context.Context, runs []config.Run, experiment string, sh shared, store *tracking.Store, opts Options) (Summary, error) {
 	results := make([]Result, len(runs))
 	for i, r := range runs {
@@ -289,16 +294,18 @@ func runAll(ctx context.Context, runs []config.Run, experiment string, sh shared
 	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(opts.Workers, len(runs)); w++ {
+	teams := team.New(0).Split(min(opts.Workers, len(runs)))
+	for _, tm := range teams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer tm.Close()
 			for i := range jobs {
 				r := runs[i]
 				if ctx.Err() != nil { // stopped before it began
 					continue
 				}
-				res := runOne(ctx, r, experiment, sh.bases[baseKey(r.Config)], sh.rewardModels[rewardModelKey(r.Config)], store, opts)
+				res := runOne(ctx, r, experiment, sh.bases[baseKey(r.Config)], sh.rewardModels[rewardModelKey(r.Config)], store, opts, tm)
 				if res.Outcome != NotStarted {
 					opts.Progress.Done(r, res)
 				}
@@ -346,7 +353,7 @@ func recordLoad(store *tracking.Store, id, event string) error {
 // runOne runs (or resumes, or skips) one run and records how it ended.
 // Steps are computed without ctx, so that a step in flight when ctx is
 // cancelled commits; ctx is checked between steps.
-func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options) Result {
+func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir string, store *tracking.Store, opts Options, tm *team.Team) Result {
 	res := Result{Run: r, Outcome: NotStarted, Step: -1, Resumed: -1}
 	if ctx.Err() != nil {
 		return res
@@ -374,7 +381,7 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 		res.Outcome, res.Err = Failed, err
 		return res
 	}
-	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed}
+	j := &job{cfg: r, store: store, opts: opts, elapsed: rec.Elapsed, team: tm}
 	res.Outcome, res.Err = j.run(ctx, rec.LastStep, baseDir, rewardDir)
 	res.Step, res.Resumed = j.lastStep, j.resumed
 	if res.Outcome == Finished && c.Train.SaveFinal {
@@ -405,7 +412,7 @@ func runOne(ctx context.Context, r config.Run, experiment, baseDir, rewardDir st
 func (j *job) run(ctx context.Context, lastStep int, baseDir, rewardDir string) (Outcome, error) {
 	r, c := j.cfg, j.cfg.Config
 	j.lastStep, j.resumed = lastStep, -1
-	setup, err := NewSetup(c, r.Seed, baseDir, rewardDir)
+	setup, err := newSetup(c, r.Seed, baseDir, rewardDir, j.team)
 	if err != nil {
 		return Failed, err
 	}
@@ -450,6 +457,7 @@ type job struct {
 	evaluator rl.Evaluator
 	store     *tracking.Store
 	opts      Options
+	team      *team.Team    // the worker's: runs the passes of the run's models
 	elapsed   time.Duration // cumulative wall time at the last committed step
 	// lastStep is the last committed step (−1: none); resumed the one the
 	// run resumed after (−1: it started afresh).

@@ -575,7 +575,7 @@ func TestSaveFinal(t *testing.T) {
 			if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
 				t.Fatal(err)
 			}
-			res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}})
+			res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}}, nil)
 			if res.Outcome != Finished {
 				t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
 			}
@@ -667,7 +667,7 @@ func TestEvaluationsMatchFreshOnes(t *testing.T) {
 	if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
 		t.Fatal(err)
 	}
-	if res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}}); res.Outcome != Finished {
+	if res := runOne(context.Background(), r, f.Name, filepath.Join(dir, "base"), "", st, Options{Progress: nopProgress{}}, nil); res.Outcome != Finished {
 		t.Fatalf("outcome %v: %v", res.Outcome, res.Err)
 	}
 	recorded, err := st.Metrics(r.ID)

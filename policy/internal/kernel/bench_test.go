@@ -7,19 +7,21 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/policy/cputime"
+
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // benchProduct times f on one shape and reports GFLOP/s (2·m·n·k per call)
 // over wall time and, where the platform tells, over the CPU time of the
 // process ("GFLOP/s-cpu": the throughput per busy core, less disturbed when
 // other processes share the machine).
-func benchProduct(b *testing.B, f func(c, a, bb []float32, m, n, k int, acc bool), sh shape, aLen, bLen int) {
+func benchProduct(b *testing.B, f func(t *team.Team, c, a, bb []float32, m, n, k int, acc bool), sh shape, aLen, bLen int) {
 	r := rand.New(rand.NewPCG(1, 1))
 	a, bb, c := randSlice(r, aLen), randSlice(r, bLen), make([]float32, sh.m*sh.n)
 	b.ResetTimer()
 	cpu0 := cputime.Process()
 	for b.Loop() {
-		f(c, a, bb, sh.m, sh.n, sh.k, false)
+		f(testTeam, c, a, bb, sh.m, sh.n, sh.k, false)
 	}
 	flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
 	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
@@ -95,8 +97,8 @@ func BenchmarkMatMulNTWorkers(b *testing.B) {
 	for _, sh := range []shape{{1, 768, 256}, {1, 2048, 256}, {16, 384, 128}, {64, 384, 128}, {64, 768, 256}, {256, 384, 128}, {4096, 384, 128}} {
 		for _, w := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/w%d", shapeName(sh), w), func(b *testing.B) {
-				benchProduct(b, func(c, a, bb []float32, m, n, k int, acc bool) {
-					run(active.nt, c, a, k, k, bb, k, m, n, k, acc, w)
+				benchProduct(b, func(t *team.Team, c, a, bb []float32, m, n, k int, acc bool) {
+					run(t, active.nt, c, a, k, k, bb, k, m, n, k, acc, w)
 				}, sh, sh.m*sh.k, sh.n*sh.k)
 			})
 		}
@@ -204,7 +206,7 @@ func BenchmarkMatMulNTInt8(b *testing.B) {
 			}
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				MatMulNTInt8(c, a, q, scale, sh.m, sh.n, sh.k, false)
+				MatMulNTInt8(testTeam, c, a, q, scale, sh.m, sh.n, sh.k, false)
 			}
 			flops := 2 * float64(sh.m*sh.n*sh.k) * float64(b.N)
 			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // The BF16 products (MatMulNTBF16, MatMulNNBF16, MatMulTNBF16) round both
@@ -116,72 +118,72 @@ type bf16Job struct {
 
 // MatMulNTBF16 is MatMulNT (c = a·bᵀ, or c += when acc) with bfloat16
 // operands and float32 accumulation (see BF16Scratch for scratch).
-func MatMulNTBF16(c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
+func MatMulNTBF16(t *team.Team, c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
 	const op = "MatMulNTBF16"
 	checkDims(op, m, n, k)
 	checkLen(op, "c", c, m*n)
 	checkLen(op, "a", a, m*k)
 	checkLen(op, "b", b, n*k)
 	if !HasBF16() || m == 0 || n == 0 || k == 0 {
-		MatMulNT(c, a, b, m, n, k, acc)
+		MatMulNT(t, c, a, b, m, n, k, acc)
 		return
 	}
 	ap, bp := bf16Words(op, scratch, m, n, k)
 	kp := (k + 1) / 2
-	w := workers(m, n, k)
+	w := workers(t, m, n, k)
 	// b's rows split over the goroutines too (a serial pass before).
-	splitRows(n, max(1, min(w, n/minRowsPerWorker)), func(lo, hi int) { packTransposed(bp, b, k, lo, hi, n, k) })
-	runBF16(bf16Job{c: c, ap: ap, ai: kp, aq: 1, bp: bp, m: m, n: n, kp: kp, acc: acc},
+	splitRows(t, n, max(1, min(w, n/minRowsPerWorker)), func(lo, hi int) { packTransposed(bp, b, k, lo, hi, n, k) })
+	runBF16(t, bf16Job{c: c, ap: ap, ai: kp, aq: 1, bp: bp, m: m, n: n, kp: kp, acc: acc},
 		func(lo, hi int) { packAlong(ap, a, k, lo, hi, k) }, w)
 }
 
 // MatMulNNBF16 is MatMulNN (c = a·b, or c += when acc) with bfloat16
 // operands and float32 accumulation (see BF16Scratch for scratch).
-func MatMulNNBF16(c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
+func MatMulNNBF16(t *team.Team, c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
 	const op = "MatMulNNBF16"
 	checkDims(op, m, n, k)
 	checkLen(op, "c", c, m*n)
 	checkLen(op, "a", a, m*k)
 	checkLen(op, "b", b, k*n)
 	if !HasBF16() || m == 0 || n == 0 || k == 0 {
-		MatMulNN(c, a, b, m, n, k, acc)
+		MatMulNN(t, c, a, b, m, n, k, acc)
 		return
 	}
 	ap, bp := bf16Words(op, scratch, m, n, k)
 	kp := (k + 1) / 2
 	packAcross(bp, b, n, 0, kp, k, n)
-	runBF16(bf16Job{c: c, ap: ap, ai: kp, aq: 1, bp: bp, m: m, n: n, kp: kp, acc: acc},
-		func(lo, hi int) { packAlong(ap, a, k, lo, hi, k) }, workers(m, n, k))
+	runBF16(t, bf16Job{c: c, ap: ap, ai: kp, aq: 1, bp: bp, m: m, n: n, kp: kp, acc: acc},
+		func(lo, hi int) { packAlong(ap, a, k, lo, hi, k) }, workers(t, m, n, k))
 }
 
 // MatMulTNBF16 is MatMulTN (c = aᵀ·b, or c += when acc) with bfloat16
 // operands and float32 accumulation (see BF16Scratch for scratch).
-func MatMulTNBF16(c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
+func MatMulTNBF16(t *team.Team, c, a, b []float32, m, n, k int, acc bool, scratch []float32) {
 	const op = "MatMulTNBF16"
 	checkDims(op, m, n, k)
 	checkLen(op, "c", c, m*n)
 	checkLen(op, "a", a, k*m)
 	checkLen(op, "b", b, k*n)
 	if !HasBF16() || m == 0 || n == 0 || k == 0 {
-		MatMulTN(c, a, b, m, n, k, acc)
+		MatMulTN(t, c, a, b, m, n, k, acc)
 		return
 	}
 	ap, bp := bf16Words(op, scratch, m, n, k)
 	kp := (k + 1) / 2
-	w := workers(m, n, k)
+	w := workers(t, m, n, k)
 	// Both operands are packed across rows of k; the pair rows split over
 	// the goroutines.
-	splitRows(kp, max(1, min(w, kp/minRowsPerWorker)), func(lo, hi int) {
+	splitRows(t, kp, max(1, min(w, kp/minRowsPerWorker)), func(lo, hi int) {
 		packAcross(ap, a, m, lo, hi, k, m)
 		packAcross(bp, b, n, lo, hi, k, n)
 	})
-	runBF16(bf16Job{c: c, ap: ap, ai: 1, aq: m, bp: bp, m: m, n: n, kp: kp, acc: acc}, nil, w)
+	runBF16(t, bf16Job{c: c, ap: ap, ai: 1, aq: m, bp: bp, m: m, n: n, kp: kp, acc: acc}, nil, w)
 }
 
-// runBF16 runs j split by output rows over w goroutines, each first
+// runBF16 runs j split by output rows over w goroutines of t, each first
 // packing its own rows of a with packA (when not nil).
-func runBF16(j bf16Job, packA func(lo, hi int), w int) {
-	splitRows(j.m, w, func(lo, hi int) {
+func runBF16(t *team.Team, j bf16Job, packA func(lo, hi int), w int) {
+	splitRows(t, j.m, w, func(lo, hi int) {
 		if packA != nil {
 			packA(lo, hi)
 		}

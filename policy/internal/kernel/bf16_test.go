@@ -59,9 +59,9 @@ func TestBF16Products(t *testing.T) {
 				b      []float32
 				bp, bj int
 			}{
-				{"NT", func(c, s []float32) { MatMulNTBF16(c, a1, b1, m, n, k, acc, s) }, func(c []float32) { MatMulNT(c, a1, b1, m, n, k, acc) }, a1, k, 1, b1, 1, k},
-				{"NN", func(c, s []float32) { MatMulNNBF16(c, a2, b2, m, n, k, acc, s) }, func(c []float32) { MatMulNN(c, a2, b2, m, n, k, acc) }, a2, k, 1, b2, n, 1},
-				{"TN", func(c, s []float32) { MatMulTNBF16(c, a3, b3, m, n, k, acc, s) }, func(c []float32) { MatMulTN(c, a3, b3, m, n, k, acc) }, a3, 1, m, b3, n, 1},
+				{"NT", func(c, s []float32) { MatMulNTBF16(testTeam, c, a1, b1, m, n, k, acc, s) }, func(c []float32) { MatMulNT(testTeam, c, a1, b1, m, n, k, acc) }, a1, k, 1, b1, 1, k},
+				{"NN", func(c, s []float32) { MatMulNNBF16(testTeam, c, a2, b2, m, n, k, acc, s) }, func(c []float32) { MatMulNN(testTeam, c, a2, b2, m, n, k, acc) }, a2, k, 1, b2, n, 1},
+				{"TN", func(c, s []float32) { MatMulTNBF16(testTeam, c, a3, b3, m, n, k, acc, s) }, func(c []float32) { MatMulTN(testTeam, c, a3, b3, m, n, k, acc) }, a3, 1, m, b3, n, 1},
 			} {
 				init := fill(m * n)
 				c, c32 := append([]float32(nil), init...), append([]float32(nil), init...)
@@ -108,11 +108,11 @@ func TestBF16SplitIndependence(t *testing.T) {
 		b[i] = rng.Float32() - 0.5
 	}
 	whole := make([]float32, m*n)
-	MatMulNTBF16(whole, a, b, m, n, k, false, make([]float32, BF16Scratch(m, n, k)))
+	MatMulNTBF16(testTeam, whole, a, b, m, n, k, false, make([]float32, BF16Scratch(m, n, k)))
 	for _, rows := range [][2]int{{0, 1}, {7, 19}, {250, 300}} {
 		lo, hi := rows[0], rows[1]
 		part := make([]float32, (hi-lo)*n)
-		MatMulNTBF16(part, a[lo*k:], b, hi-lo, n, k, false, make([]float32, BF16Scratch(hi-lo, n, k)))
+		MatMulNTBF16(testTeam, part, a[lo*k:], b, hi-lo, n, k, false, make([]float32, BF16Scratch(hi-lo, n, k)))
 		for i := range part {
 			if math.Float32bits(part[i]) != math.Float32bits(whole[lo*n+i]) {
 				t.Fatalf("rows %d..%d: [%d] = %v, whole product %v", lo, hi, i, part[i], whole[lo*n+i])

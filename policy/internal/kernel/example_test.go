@@ -20,11 +20,12 @@ func ExampleMatMulNT() {
 		0, 1, 0, // output 1 = x1
 	}
 	y := make([]float32, batch*out)
-	kernel.MatMulNT(y, x, w, batch, out, in, false)
+	// A product this small runs on its caller: no team (nil) needed.
+	kernel.MatMulNT(nil, y, x, w, batch, out, in, false)
 	fmt.Println(y)
 
 	row := make([]float32, out)
-	kernel.MatMulNT(row, x[in:], w, 1, out, in, false)
+	kernel.MatMulNT(nil, row, x[in:], w, 1, out, in, false)
 	fmt.Println(row[0] == y[2] && row[1] == y[3])
 	// Output:
 	// [4 2 10 5]
@@ -39,9 +40,9 @@ func ExampleMatMulNN() {
 	dy := []float32{1, 0, 0, 1}
 
 	dx := make([]float32, batch*in)
-	kernel.MatMulNN(dx, dy, w, batch, in, out, false)
+	kernel.MatMulNN(nil, dx, dy, w, batch, in, out, false)
 	dw := make([]float32, out*in)
-	kernel.MatMulTN(dw, dy, x, out, in, batch, false)
+	kernel.MatMulTN(nil, dw, dy, x, out, in, batch, false)
 	fmt.Println(dx)
 	fmt.Println(dw)
 	// Output:

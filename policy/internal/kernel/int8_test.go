@@ -76,10 +76,10 @@ func TestMatMulNTInt8Split(t *testing.T) {
 	const m, n, k = 300, 40, 64
 	a, q, scale := randSlice(r, m*k), randInt8(r, n*k), randSlice(r, n)
 	want := make([]float32, m*n)
-	MatMulNTInt8(want, a, q, scale, m, n, k, false)
+	MatMulNTInt8(testTeam, want, a, q, scale, m, n, k, false)
 	for _, w := range []int{2, 3} {
 		got := make([]float32, m*n)
-		splitRows(m, w, func(lo, hi int) {
+		splitRows(testTeam, m, w, func(lo, hi int) {
 			active.ntI8(got[lo*n:], n, a[lo*k:], k, q, k, scale, hi-lo, n, k, false)
 		})
 		for x := range got {
@@ -93,5 +93,5 @@ func TestMatMulNTInt8Split(t *testing.T) {
 			t.Error("no panic on a short scale")
 		}
 	}()
-	MatMulNTInt8(want, a, q, scale[:n-1], m, n, k, false)
+	MatMulNTInt8(testTeam, want, a, q, scale[:n-1], m, n, k, false)
 }

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 
-	"github.com/rollout-rl/rollout/policy/internal/team"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // lanes is the number of partial sums of the 16-lane dot product that fixes
@@ -112,7 +111,7 @@ const EnvVar = envVar
 // every split started its own goroutines: below these, starting and waiting
 // for a goroutine cost more than it saved (a matrix-vector product reads its
 // weights from the L2 cache of one core and gets slower when split). Splits
-// now run on package team's helpers, which are cheaper to hand work to; the
+// now run on a team.Team's helpers, which are cheaper to hand work to; the
 // thresholds were not measured again.
 const (
 	parallelFlops    = 1 << 24
@@ -126,13 +125,13 @@ const maxWorkers = 8
 // height, so that the split creates no extra ragged tiles).
 const rowAlign = 48
 
-// workers returns how many goroutines a product of size m·n·k deserves.
-func workers(m, n, k int) int {
+// workers returns how many goroutines of t a product of size m·n·k
+// deserves.
+func workers(t *team.Team, m, n, k int) int {
 	if m*n*k < parallelFlops || m < 2*minRowsPerWorker {
 		return 1
 	}
-	// GOMAXPROCS(0) takes the scheduler lock: ask only for large products.
-	return max(1, min(runtime.GOMAXPROCS(0), maxWorkers, m/minRowsPerWorker))
+	return max(1, min(t.Size(), maxWorkers, m/minRowsPerWorker))
 }
 
 // checkLen panics with a message naming the operand when s is shorter than
@@ -156,8 +155,11 @@ func checkDims(op string, m, n, k int) {
 //
 // Every output is computed with the fixed 16-lane reduction described in the
 // package documentation, so c[i][j] depends only on row i of a, row j of b,
-// k, acc and the old c[i][j].
-func MatMulNT(c, a, b []float32, m, n, k int, acc bool) {
+// k, acc and the old c[i][j]. A large product is split by output rows over
+// the goroutines of t (a nil t runs it on the caller alone); the split never
+// changes a bit. So are the other matrix products of this package that take
+// a team.
+func MatMulNT(t *team.Team, c, a, b []float32, m, n, k int, acc bool) {
 	checkDims("MatMulNT", m, n, k)
 	checkLen("MatMulNT", "c", c, m*n)
 	checkLen("MatMulNT", "a", a, m*k)
@@ -165,13 +167,13 @@ func MatMulNT(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.nt, c, a, k, k, b, k, m, n, k, acc, workers(m, n, k))
+	run(t, active.nt, c, a, k, k, b, k, m, n, k, acc, workers(t, m, n, k))
 }
 
 // MatMulNN computes c[m×n] = a[m×k] · b[k×n], or c += a·b when acc is true.
 // Each output is a sequential fused multiply-add over k, so the result is
 // deterministic whatever the split over goroutines.
-func MatMulNN(c, a, b []float32, m, n, k int, acc bool) {
+func MatMulNN(t *team.Team, c, a, b []float32, m, n, k int, acc bool) {
 	checkDims("MatMulNN", m, n, k)
 	checkLen("MatMulNN", "c", c, m*n)
 	checkLen("MatMulNN", "a", a, m*k)
@@ -179,14 +181,14 @@ func MatMulNN(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.nn, c, a, k, k, b, n, m, n, k, acc, workers(m, n, k))
+	run(t, active.nn, c, a, k, k, b, n, m, n, k, acc, workers(t, m, n, k))
 }
 
 // MatMulTN computes c[m×n] = a[k×m]ᵀ · b[k×n], or c += aᵀ·b when acc is
 // true (the weight gradient dW = dYᵀ·X of a Linear). Each output is a
 // sequential fused multiply-add over k, so the result is deterministic
 // whatever the split over goroutines.
-func MatMulTN(c, a, b []float32, m, n, k int, acc bool) {
+func MatMulTN(t *team.Team, c, a, b []float32, m, n, k int, acc bool) {
 	checkDims("MatMulTN", m, n, k)
 	checkLen("MatMulTN", "c", c, m*n)
 	checkLen("MatMulTN", "a", a, k*m)
@@ -194,32 +196,32 @@ func MatMulTN(c, a, b []float32, m, n, k int, acc bool) {
 	if m == 0 || n == 0 {
 		return
 	}
-	run(active.tn, c, a, 1, m, b, n, m, n, k, acc, workers(m, n, k))
+	run(t, active.tn, c, a, 1, m, b, n, m, n, k, acc, workers(t, m, n, k))
 }
 
 // run executes f over the whole product, split by output rows over w
-// goroutines (see splitRows). Output row i of the product reads a from
+// goroutines of t (see splitRows). Output row i of the product reads a from
 // a[i·aRow:] with row stride lda, and b whole with row stride ldb.
-func run(f matFunc, c, a []float32, aRow, lda int, b []float32, ldb, m, n, k int, acc bool, w int) {
+func run(t *team.Team, f matFunc, c, a []float32, aRow, lda int, b []float32, ldb, m, n, k int, acc bool, w int) {
 	if w <= 1 {
 		f(c, n, a, lda, b, ldb, m, n, k, acc) // no closure: no allocation
 		return
 	}
-	splitRows(m, w, func(lo, hi int) {
+	splitRows(t, m, w, func(lo, hi int) {
 		f(c[lo*n:], n, a[lo*aRow:], lda, b, ldb, hi-lo, n, k, acc)
 	})
 }
 
 // splitRows runs job over the rows [0, m) in w chunks (multiples of
-// rowAlign) on w goroutines, the calling one included. A split by output
+// rowAlign) on up to w goroutines of t, the calling one included. A split by output
 // rows never divides k, so it cannot change any output bit.
-func splitRows(m, w int, job func(lo, hi int)) {
+func splitRows(t *team.Team, m, w int, job func(lo, hi int)) {
 	chunk := splitChunk(m, w)
 	if w <= 1 || chunk >= m {
 		job(0, m)
 		return
 	}
-	team.Run(w, (m+chunk-1)/chunk, func(_, c int) { job(c*chunk, min((c+1)*chunk, m)) })
+	t.Run(w, (m+chunk-1)/chunk, func(_, c int) { job(c*chunk, min((c+1)*chunk, m)) })
 }
 
 // splitChunk returns the rows per goroutine of a split of m rows over w
@@ -249,7 +251,7 @@ func splitChunk(m, w int) int {
 // value is added, so the output bits again depend only on row i of a, row j
 // of q, scale[j], k, acc and the old c[i][j] (batch independence). It panics
 // when a slice is too short.
-func MatMulNTInt8(c, a []float32, q []int8, scale []float32, m, n, k int, acc bool) {
+func MatMulNTInt8(t *team.Team, c, a []float32, q []int8, scale []float32, m, n, k int, acc bool) {
 	const op = "MatMulNTInt8"
 	checkDims(op, m, n, k)
 	checkLen(op, "c", c, m*n)
@@ -261,8 +263,8 @@ func MatMulNTInt8(c, a []float32, q []int8, scale []float32, m, n, k int, acc bo
 	if m == 0 || n == 0 {
 		return
 	}
-	if w := workers(m, n, k); w > 1 {
-		splitRows(m, w, func(lo, hi int) {
+	if w := workers(t, m, n, k); w > 1 {
+		splitRows(t, m, w, func(lo, hi int) {
 			active.ntI8(c[lo*n:], n, a[lo*k:], k, q, k, scale, hi-lo, n, k, acc)
 		})
 		return

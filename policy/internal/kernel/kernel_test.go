@@ -7,7 +7,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/rollout-rl/rollout/policy/team"
 )
+
+// testTeam runs the split products of the tests: four workers, more than
+// the two cores of CI, so that chunks really go to several goroutines.
+var testTeam = team.New(4)
 
 // u is the unit roundoff of float32.
 const u = 1.0 / (1 << 24)
@@ -124,7 +130,7 @@ func ntBound(im *impl, k int) float64 {
 
 // ntWith runs MatMulNT with a given implementation and goroutine count.
 func ntWith(im *impl, w int, c, a, b []float32, m, n, k int, acc bool) {
-	run(im.nt, c, a, k, k, b, k, m, n, k, acc, w)
+	run(testTeam, im.nt, c, a, k, k, b, k, m, n, k, acc, w)
 }
 
 func simdImpls() []*impl {
@@ -335,14 +341,14 @@ func TestMatMulNNAndTNReference(t *testing.T) {
 				bound := 2 * u * float64(k+4)
 				a, b, c := randSlice(r, m*k), randSlice(r, k*n), randSlice(r, m*n)
 				cOld := append([]float32(nil), c...)
-				run(im.nn, c, a, k, k, b, n, m, n, k, acc, 1)
+				run(testTeam, im.nn, c, a, k, k, b, n, m, n, k, acc, 1)
 				ref, mag := refProduct(cOld, m, n, k, acc,
 					func(i, p int) float32 { return a[i*k+p] },
 					func(p, j int) float32 { return b[p*n+j] })
 				checkClose(t, fmt.Sprintf("%s nn %v acc=%v", im.name, sh, acc), c, ref, mag, bound)
 
 				copy(c, cOld)
-				run(im.tn, c, a, 1, m, b, n, m, n, k, acc, 1)
+				run(testTeam, im.tn, c, a, 1, m, b, n, m, n, k, acc, 1)
 				ref, mag = refProduct(cOld, m, n, k, acc,
 					func(i, p int) float32 { return a[p*m+i] },
 					func(p, j int) float32 { return b[p*n+j] })
@@ -366,10 +372,10 @@ func TestMatMulNNAndTNDeterministic(t *testing.T) {
 				aRow, lda, ldb int
 			}{{"nn", im.nn, k, k, n}, {"tn", im.tn, 1, m, n}} {
 				want := make([]float32, m*n)
-				run(tc.f, want, a, tc.aRow, tc.lda, b, tc.ldb, m, n, k, false, 1)
+				run(testTeam, tc.f, want, a, tc.aRow, tc.lda, b, tc.ldb, m, n, k, false, 1)
 				for _, w := range []int{2, 3, 7} {
 					got := make([]float32, m*n)
-					run(tc.f, got, a, tc.aRow, tc.lda, b, tc.ldb, m, n, k, false, w)
+					run(testTeam, tc.f, got, a, tc.aRow, tc.lda, b, tc.ldb, m, n, k, false, w)
 					for x := range got {
 						if math.Float32bits(got[x]) != math.Float32bits(want[x]) {
 							t.Fatalf("%s %s %v with %d goroutines: element %d differs", im.name, tc.name, sh, w, x)
@@ -400,9 +406,9 @@ func TestPanicsOnShortSlices(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"nt short c", func() { MatMulNT(make([]float32, 5), make([]float32, 6), make([]float32, 6), 2, 3, 3, false) }},
-		{"nn short b", func() { MatMulNN(make([]float32, 6), make([]float32, 6), make([]float32, 5), 2, 3, 3, false) }},
-		{"tn short a", func() { MatMulTN(make([]float32, 6), make([]float32, 5), make([]float32, 9), 2, 3, 3, false) }},
+		{"nt short c", func() { MatMulNT(testTeam, make([]float32, 5), make([]float32, 6), make([]float32, 6), 2, 3, 3, false) }},
+		{"nn short b", func() { MatMulNN(testTeam, make([]float32, 6), make([]float32, 6), make([]float32, 5), 2, 3, 3, false) }},
+		{"tn short a", func() { MatMulTN(testTeam, make([]float32, 6), make([]float32, 5), make([]float32, 9), 2, 3, 3, false) }},
 		{"dot lengths", func() { Dot(make([]float32, 2), make([]float32, 3)) }},
 		{"axpy lengths", func() { Axpy(1, make([]float32, 2), make([]float32, 3)) }},
 	}
@@ -429,14 +435,14 @@ func FuzzMatMulNT(f *testing.F) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		a, b, c := randSlice(r, m*k), randSlice(r, n*k), randSlice(r, m*n)
 		cOld := append([]float32(nil), c...)
-		MatMulNT(c, a, b, m, n, k, acc)
+		MatMulNT(testTeam, c, a, b, m, n, k, acc)
 		ref, mag := refProduct(cOld, m, n, k, acc,
 			func(i, p int) float32 { return a[i*k+p] },
 			func(p, j int) float32 { return b[j*k+p] })
 		checkClose(t, fmt.Sprintf("nt m=%d n=%d k=%d", m, n, k), c, ref, mag, ntBound(active, k))
 		for i := range m {
 			row := append([]float32(nil), cOld[i*n:(i+1)*n]...)
-			MatMulNT(row, a[i*k:(i+1)*k], b, 1, n, k, acc)
+			MatMulNT(testTeam, row, a[i*k:(i+1)*k], b, 1, n, k, acc)
 			for j := range n {
 				if math.Float32bits(row[j]) != math.Float32bits(c[i*n+j]) {
 					t.Fatalf("m=%d n=%d k=%d: (%d,%d) batch %g, single row %g", m, n, k, i, j, c[i*n+j], row[j])

@@ -26,7 +26,7 @@ func TestStridedMatchesDense(t *testing.T) {
 			copy(db[j*k:], b[j*ldb:j*ldb+k])
 		}
 		dc := make([]float32, m*n)
-		MatMulNT(dc, da, db, m, n, k, false)
+		MatMulNT(testTeam, dc, da, db, m, n, k, false)
 		for i := range m {
 			for j := range n {
 				if math.Float32bits(c[i*ldc+j]) != math.Float32bits(dc[i*n+j]) {
@@ -103,7 +103,7 @@ func TestWorkers(t *testing.T) {
 		{shape{4096, 384, 128}, false},
 	}
 	for _, tc := range tests {
-		w := workers(tc.sh.m, tc.sh.n, tc.sh.k)
+		w := workers(testTeam, tc.sh.m, tc.sh.n, tc.sh.k)
 		if tc.one && w != 1 {
 			t.Errorf("workers%v = %d, want 1", tc.sh, w)
 		}
@@ -123,12 +123,12 @@ func TestNoAllocations(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"MatMulNT 1×384×128", func() { MatMulNT(c, a, b, 1, 384, 128, false) }},
-		{"MatMulNT 64×384×128", func() { MatMulNT(c, a, b, 64, 384, 128, true) }},
-		{"MatMulNT 3×5×7", func() { MatMulNT(c, a, b, 3, 5, 7, false) }},
-		{"MatMulNN 64×128×384", func() { MatMulNN(c, c, b, 64, 128, 384, false) }},
-		{"MatMulTN 64×128×64", func() { MatMulTN(c, a, b, 64, 128, 64, false) }},
-		{"MatMulNTInt8 64×384×128", func() { MatMulNTInt8(c, a, q, scale, 64, 384, 128, false) }},
+		{"MatMulNT 1×384×128", func() { MatMulNT(testTeam, c, a, b, 1, 384, 128, false) }},
+		{"MatMulNT 64×384×128", func() { MatMulNT(testTeam, c, a, b, 64, 384, 128, true) }},
+		{"MatMulNT 3×5×7", func() { MatMulNT(testTeam, c, a, b, 3, 5, 7, false) }},
+		{"MatMulNN 64×128×384", func() { MatMulNN(testTeam, c, c, b, 64, 128, 384, false) }},
+		{"MatMulTN 64×128×64", func() { MatMulTN(testTeam, c, a, b, 64, 128, 64, false) }},
+		{"MatMulNTInt8 64×384×128", func() { MatMulNTInt8(testTeam, c, a, q, scale, 64, 384, 128, false) }},
 		{"MatMulNTStrided", func() { MatMulNTStrided(c, 64, a, 32, b, 128, 1, 64, 32, false) }},
 		{"MatMulNNStrided", func() { MatMulNNStrided(c, 32, a, 64, b, 128, 1, 32, 64, false) }},
 		{"Dot", func() { Dot(a[:128], b[:128]) }},

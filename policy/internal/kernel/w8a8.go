@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math"
+
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // W8A8 products: int8 weights times int8 activations, accumulated exactly
@@ -161,7 +163,7 @@ func quantRowsGeneric(q []uint8, ldq int, scale []float32, x []float32, ldx, m, 
 // VNNI's VPDPBUSD, or pure Go) gives the same bits, and an output depends
 // only on row i of a and row j of W. It panics when the shapes disagree or
 // c is too short.
-func MatMulNTW8A8(c []float32, a *Int8Rows, w *Int8Weights, acc bool) {
+func MatMulNTW8A8(t *team.Team, c []float32, a *Int8Rows, w *Int8Weights, acc bool) {
 	const op = "MatMulNTW8A8"
 	if a.k != w.k {
 		panic(fmt.Sprintf("kernel.%s: activations have row length %d, weights %d", op, a.k, w.k))
@@ -175,8 +177,8 @@ func MatMulNTW8A8(c []float32, a *Int8Rows, w *Int8Weights, acc bool) {
 	if f == nil {
 		f = w8a8Generic
 	}
-	if wk := workers(m, n, w.kp); wk > 1 {
-		splitRows(m, wk, func(lo, hi int) {
+	if wk := workers(t, m, n, w.kp); wk > 1 {
+		splitRows(t, m, wk, func(lo, hi int) {
 			f(c[lo*n:], n, a.q[lo*a.kp:], a.kp, a.scale[lo:], w, hi-lo, acc)
 		})
 		return

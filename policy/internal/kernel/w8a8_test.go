@@ -161,7 +161,7 @@ func TestMatMulNTW8A8BatchIndependence(t *testing.T) {
 		for _, m := range []int{1, 2, 3, 4, 5, 8, 33, maxM} {
 			for _, wk := range []int{1, 2, 3} {
 				c := make([]float32, m*n)
-				splitRows(m, wk, func(lo, hi int) {
+				splitRows(testTeam, m, wk, func(lo, hi int) {
 					f(c[lo*n:], n, all.q[lo*all.kp:], all.kp, all.scale[lo:], w, hi-lo, false)
 				})
 				for e := range c {
@@ -173,7 +173,7 @@ func TestMatMulNTW8A8BatchIndependence(t *testing.T) {
 		}
 	}
 	c := make([]float32, maxM*n)
-	MatMulNTW8A8(c, &all, w, false)
+	MatMulNTW8A8(testTeam, c, &all, w, false)
 	for e := range c {
 		if math.Float32bits(c[e]) != math.Float32bits(single[e]) {
 			t.Fatalf("MatMulNTW8A8 (%s): element %d = %g, single row %g", Impl(), e, c[e], single[e])
@@ -211,5 +211,5 @@ func TestPackInt8Errors(t *testing.T) {
 			t.Errorf("panic %q, want one naming the row lengths", msg)
 		}
 	}()
-	MatMulNTW8A8(make([]float32, 6), &a, w, false)
+	MatMulNTW8A8(testTeam, make([]float32, 6), &a, w, false)
 }
