@@ -21,8 +21,9 @@ const (
 	expP5    = float32(5.0000001201e-1)
 )
 
-// expGeneric is the pure-Go float32 exp (same steps as the SIMD one, with
-// the multiply-adds rounded separately).
+// expGeneric is the pure-Go float32 exp: the steps of the SIMD one, with
+// its fused multiply-adds done by fma32 and its other products rounded
+// explicitly, so that every architecture gives the SIMD bits.
 func expGeneric(x float32) float32 {
 	if x != x {
 		return x
@@ -30,17 +31,17 @@ func expGeneric(x float32) float32 {
 	x = min(max(x, -128), 128)
 	// Round to nearest even by adding and removing 1.5·2²³.
 	const shifter = float32(1.5 * (1 << 23))
-	n := x*expLog2e + shifter
+	n := float32(x*expLog2e) + shifter
 	n -= shifter
-	r := x - n*expLn2Hi
-	r -= n * expLn2Lo
+	r := fma32(-n, expLn2Hi, x)
+	r = fma32(-n, expLn2Lo, r)
 	p := expP0
-	p = p*r + expP1
-	p = p*r + expP2
-	p = p*r + expP3
-	p = p*r + expP4
-	p = p*r + expP5
-	y := p*(r*r) + r + 1
+	p = fma32(p, r, expP1)
+	p = fma32(p, r, expP2)
+	p = fma32(p, r, expP3)
+	p = fma32(p, r, expP4)
+	p = fma32(p, r, expP5)
+	y := fma32(p, float32(r*r), r) + 1
 	// y·2ⁿ with |n| ≤ 185, in two exact power-of-two steps so that the only
 	// rounding is the last one (as VSCALEFPS does for subnormal results).
 	ni := int32(n)

@@ -18,23 +18,33 @@ var genericImpl = &impl{
 	quant:   quantRowsGeneric,
 }
 
-// The generic NT product sums every output sequentially: s = +0, then
-// s += round(a[i][p]·b[j][p]) for p = 0..k−1 (the explicit float32
-// conversions keep the products rounded, so no architecture fuses them),
-// then the old value is added with acc. Register tiles of 2×3 and 1×6
-// outputs, and single outputs at the edges, all run this arithmetic, so an
-// output's bits depend only on its row of a and row of b. The tiles are
-// small enough for the compiler to keep the sums in the 15 usable
-// registers: spilling a sum to memory halves the speed.
+// The generic NT product computes every output with the 16-lane dot
+// product of the package documentation, its fused multiply-adds done by
+// fma32: the bits of the SIMD paths, on every architecture. The old value
+// is added last with acc.
 
-// dotGeneric is the generic product's sum for one output.
+// dotGeneric is the 16-lane dot product of one output.
 func dotGeneric(x, y []float32) float32 {
 	y = y[:len(x)]
-	var s float32
-	for p, v := range x {
-		s += float32(v * y[p])
+	var s [lanes]float32
+	k := len(x)
+	p := 0
+	for ; p+lanes <= k; p += lanes {
+		xs, ys := x[p:p+lanes:p+lanes], y[p:p+lanes:p+lanes]
+		for l := range lanes {
+			s[l] = fma32(xs[l], ys[l], s[l])
+		}
 	}
-	return s
+	if p < k {
+		l := 0
+		for ; p < k; p, l = p+1, l+1 {
+			s[l] = fma32(x[p], y[p], s[l])
+		}
+		for ; l < lanes; l++ {
+			s[l] += 0
+		}
+	}
+	return reduce16(&s)
 }
 
 // put stores the sum v of an output, or adds it to the old value with acc.
@@ -47,39 +57,22 @@ func put(c []float32, j int, v float32, acc bool) {
 }
 
 func ntGeneric(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*lda:i*lda+k], a[(i+1)*lda:(i+1)*lda+k]
-		c0, c1 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n]
-		j := 0
-		for ; j+3 <= n; j += 3 {
-			nt2x3Generic(c0[j:j+3], c1[j:j+3], a0, a1, b[j*ldb:], ldb, false, acc)
-		}
-		if j < n && n >= 3 {
-			edge2x3(c0, c1, a0, a1, b, ldb, j, false, acc)
-			j = n
-		}
-		for ; j < n; j++ {
-			bj := b[j*ldb : j*ldb+k]
-			put(c0, j, dotGeneric(a0, bj), acc)
-			put(c1, j, dotGeneric(a1, bj), acc)
-		}
-	}
-	if i < m {
-		a0, c0 := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
-		j := 0
-		for ; j+6 <= n; j += 6 {
-			nt1x6Generic(c0[j:j+6], a0, b[j*ldb:], ldb, false, acc)
-		}
-		if j < n && n >= 6 {
-			edge1x6(c0, a0, b, ldb, j, false, acc)
-			j = n
-		}
-		for ; j < n; j++ {
-			put(c0, j, dotGeneric(a0, b[j*ldb:j*ldb+k]), acc)
+	for i := range m {
+		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
+		for j := range n {
+			put(ci, j, dotGeneric(ai, b[j*ldb:j*ldb+k]), acc)
 		}
 	}
 }
+
+// The blocked generic NN and TN products (generic_blocked.go) sum every
+// output sequentially over k with one fused multiply-add a step, as the
+// SIMD NN and TN products do: s = fma32(a[i][p], b[p][j], s) for
+// increasing p from +0, or from the old value with acc. Register tiles of
+// 2×3 and 1×6 outputs, and single outputs at the edges, all run this
+// arithmetic, so an output's bits depend only on its row of a and column of
+// b. The tiles are small enough for the compiler to keep the sums in the 15
+// usable registers: spilling a sum to memory halves the speed.
 
 // The last columns j..n−1 of a row pair (fewer than a tile's 3) or of a
 // single row (fewer than 6) run as one tile over the last 3 or 6 columns
@@ -136,56 +129,56 @@ func nt2x3Generic(c0, c1, a0, a1, b []float32, ldb int, from, acc bool) {
 	for ; p < k-3; p += 4 {
 		x, y = a0[p], a1[p]
 		v = b0[p]
-		s00 += float32(x * v)
-		s10 += float32(y * v)
+		s00 = fma32(x, v, s00)
+		s10 = fma32(y, v, s10)
 		v = b1[p]
-		s01 += float32(x * v)
-		s11 += float32(y * v)
+		s01 = fma32(x, v, s01)
+		s11 = fma32(y, v, s11)
 		v = b2[p]
-		s02 += float32(x * v)
-		s12 += float32(y * v)
+		s02 = fma32(x, v, s02)
+		s12 = fma32(y, v, s12)
 		x, y = a0[p+1], a1[p+1]
 		v = b0[p+1]
-		s00 += float32(x * v)
-		s10 += float32(y * v)
+		s00 = fma32(x, v, s00)
+		s10 = fma32(y, v, s10)
 		v = b1[p+1]
-		s01 += float32(x * v)
-		s11 += float32(y * v)
+		s01 = fma32(x, v, s01)
+		s11 = fma32(y, v, s11)
 		v = b2[p+1]
-		s02 += float32(x * v)
-		s12 += float32(y * v)
+		s02 = fma32(x, v, s02)
+		s12 = fma32(y, v, s12)
 		x, y = a0[p+2], a1[p+2]
 		v = b0[p+2]
-		s00 += float32(x * v)
-		s10 += float32(y * v)
+		s00 = fma32(x, v, s00)
+		s10 = fma32(y, v, s10)
 		v = b1[p+2]
-		s01 += float32(x * v)
-		s11 += float32(y * v)
+		s01 = fma32(x, v, s01)
+		s11 = fma32(y, v, s11)
 		v = b2[p+2]
-		s02 += float32(x * v)
-		s12 += float32(y * v)
+		s02 = fma32(x, v, s02)
+		s12 = fma32(y, v, s12)
 		x, y = a0[p+3], a1[p+3]
 		v = b0[p+3]
-		s00 += float32(x * v)
-		s10 += float32(y * v)
+		s00 = fma32(x, v, s00)
+		s10 = fma32(y, v, s10)
 		v = b1[p+3]
-		s01 += float32(x * v)
-		s11 += float32(y * v)
+		s01 = fma32(x, v, s01)
+		s11 = fma32(y, v, s11)
 		v = b2[p+3]
-		s02 += float32(x * v)
-		s12 += float32(y * v)
+		s02 = fma32(x, v, s02)
+		s12 = fma32(y, v, s12)
 	}
 	for ; p < k; p++ {
 		x, y = a0[p], a1[p]
 		v = b0[p]
-		s00 += float32(x * v)
-		s10 += float32(y * v)
+		s00 = fma32(x, v, s00)
+		s10 = fma32(y, v, s10)
 		v = b1[p]
-		s01 += float32(x * v)
-		s11 += float32(y * v)
+		s01 = fma32(x, v, s01)
+		s11 = fma32(y, v, s11)
 		v = b2[p]
-		s02 += float32(x * v)
-		s12 += float32(y * v)
+		s02 = fma32(x, v, s02)
+		s12 = fma32(y, v, s12)
 	}
 	put(c0, 0, s00, acc)
 	put(c0, 1, s01, acc)
@@ -211,42 +204,42 @@ func nt1x6Generic(c0, a0, b []float32, ldb int, from, acc bool) {
 	p := 0
 	for ; p < k-3; p += 4 { // four steps a round, as in nt2x3Generic
 		x = a0[p]
-		s0 += float32(x * b0[p])
-		s1 += float32(x * b1[p])
-		s2 += float32(x * b2[p])
-		s3 += float32(x * b3[p])
-		s4 += float32(x * b4[p])
-		s5 += float32(x * b5[p])
+		s0 = fma32(x, b0[p], s0)
+		s1 = fma32(x, b1[p], s1)
+		s2 = fma32(x, b2[p], s2)
+		s3 = fma32(x, b3[p], s3)
+		s4 = fma32(x, b4[p], s4)
+		s5 = fma32(x, b5[p], s5)
 		x = a0[p+1]
-		s0 += float32(x * b0[p+1])
-		s1 += float32(x * b1[p+1])
-		s2 += float32(x * b2[p+1])
-		s3 += float32(x * b3[p+1])
-		s4 += float32(x * b4[p+1])
-		s5 += float32(x * b5[p+1])
+		s0 = fma32(x, b0[p+1], s0)
+		s1 = fma32(x, b1[p+1], s1)
+		s2 = fma32(x, b2[p+1], s2)
+		s3 = fma32(x, b3[p+1], s3)
+		s4 = fma32(x, b4[p+1], s4)
+		s5 = fma32(x, b5[p+1], s5)
 		x = a0[p+2]
-		s0 += float32(x * b0[p+2])
-		s1 += float32(x * b1[p+2])
-		s2 += float32(x * b2[p+2])
-		s3 += float32(x * b3[p+2])
-		s4 += float32(x * b4[p+2])
-		s5 += float32(x * b5[p+2])
+		s0 = fma32(x, b0[p+2], s0)
+		s1 = fma32(x, b1[p+2], s1)
+		s2 = fma32(x, b2[p+2], s2)
+		s3 = fma32(x, b3[p+2], s3)
+		s4 = fma32(x, b4[p+2], s4)
+		s5 = fma32(x, b5[p+2], s5)
 		x = a0[p+3]
-		s0 += float32(x * b0[p+3])
-		s1 += float32(x * b1[p+3])
-		s2 += float32(x * b2[p+3])
-		s3 += float32(x * b3[p+3])
-		s4 += float32(x * b4[p+3])
-		s5 += float32(x * b5[p+3])
+		s0 = fma32(x, b0[p+3], s0)
+		s1 = fma32(x, b1[p+3], s1)
+		s2 = fma32(x, b2[p+3], s2)
+		s3 = fma32(x, b3[p+3], s3)
+		s4 = fma32(x, b4[p+3], s4)
+		s5 = fma32(x, b5[p+3], s5)
 	}
 	for ; p < k; p++ {
 		x = a0[p]
-		s0 += float32(x * b0[p])
-		s1 += float32(x * b1[p])
-		s2 += float32(x * b2[p])
-		s3 += float32(x * b3[p])
-		s4 += float32(x * b4[p])
-		s5 += float32(x * b5[p])
+		s0 = fma32(x, b0[p], s0)
+		s1 = fma32(x, b1[p], s1)
+		s2 = fma32(x, b2[p], s2)
+		s3 = fma32(x, b3[p], s3)
+		s4 = fma32(x, b4[p], s4)
+		s5 = fma32(x, b5[p], s5)
 	}
 	put(c0, 0, s0, acc)
 	put(c0, 1, s1, acc)
@@ -267,7 +260,7 @@ func nnDirect(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 		for p, av := range ai {
 			bp := b[p*ldb : p*ldb+n]
 			for j, bv := range bp {
-				ci[j] += float32(av * bv)
+				ci[j] = fma32(av, bv, ci[j])
 			}
 		}
 	}
@@ -286,7 +279,7 @@ func tnDirect(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 		for i, av := range ap {
 			ci := c[i*ldc : i*ldc+n]
 			for j, bv := range bp {
-				ci[j] += float32(av * bv)
+				ci[j] = fma32(av, bv, ci[j])
 			}
 		}
 	}
@@ -295,7 +288,7 @@ func tnDirect(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 func axpyGeneric(alpha float32, x, y []float32) {
 	y = y[:len(x)]
 	for i, v := range x {
-		y[i] += alpha * v
+		y[i] = fma32(alpha, v, y[i])
 	}
 }
 
@@ -325,13 +318,13 @@ func dotI8Generic(x []float32, y []int8) float32 {
 	for ; p+lanes <= n; p += lanes {
 		xs, ys := x[p:p+lanes:p+lanes], y[p:p+lanes:p+lanes]
 		for l := range lanes {
-			s[l] += xs[l] * float32(ys[l])
+			s[l] = fma32(xs[l], float32(ys[l]), s[l])
 		}
 	}
 	if p < n {
 		l := 0
 		for ; p < n; p, l = p+1, l+1 {
-			s[l] += x[p] * float32(y[p])
+			s[l] = fma32(x[p], float32(y[p]), s[l])
 		}
 		for ; l < lanes; l++ {
 			s[l] += 0

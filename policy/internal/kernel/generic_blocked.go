@@ -13,7 +13,7 @@ package kernel
 // continues are still in the L1 or L2 cache: outputs that left the cache
 // between two blocks of k make every tile's first additions wait for
 // memory. Each output is still summed in increasing k from +0 (or from the
-// old value with acc), one rounded product and one rounded sum per step,
+// old value with acc), one fused multiply-add per step,
 // continuing from the value the previous block left in c: the bits of the
 // unblocked loops nnDirect and tnDirect. Copying costs a few per cent of
 // the time; products of fewer than minBlockedRows rows keep the unblocked
@@ -148,7 +148,8 @@ func blockTiles(c []float32, ldc int, pa []float32, lda int, pb []float32, mc, n
 	}
 }
 
-// dotFrom is dotGeneric's sum started from old when from is set.
+// dotFrom is the sequential fused sum of the NN and TN products for one
+// output, started from old when from is set.
 func dotFrom(old float32, x, y []float32, from bool) float32 {
 	y = y[:len(x)]
 	var s float32
@@ -156,7 +157,7 @@ func dotFrom(old float32, x, y []float32, from bool) float32 {
 		s = old
 	}
 	for p, v := range x {
-		s += float32(v * y[p])
+		s = fma32(v, y[p], s)
 	}
 	return s
 }

@@ -9,7 +9,7 @@ import (
 
 // seqRef is the generic NN/TN order written plainly: each output summed
 // over k in increasing order from +0 (or the old value with acc), one
-// rounded product and one rounded sum per step. at(i, p) and bt(p, j) read
+// fused multiply-add per step. at(i, p) and bt(p, j) read
 // the logical operands.
 func seqRef(c []float32, ldc, m, n, k int, acc bool, at func(i, p int) float32, bt func(p, j int) float32) {
 	for i := range m {
@@ -19,7 +19,7 @@ func seqRef(c []float32, ldc, m, n, k int, acc bool, at func(i, p int) float32, 
 				s = c[i*ldc+j]
 			}
 			for p := range k {
-				s += float32(at(i, p) * bt(p, j))
+				s = fma32Exact(at(i, p), bt(p, j), s)
 			}
 			c[i*ldc+j] = s
 		}
