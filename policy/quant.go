@@ -119,7 +119,7 @@ func MeasureDivergence(reference, other *Engine, seqs [][]int) (Divergence, erro
 			var kl float64
 			for j, p := range pr {
 				if p > 0 {
-					kl += p * (math.Log(p) - math.Log(po[j]))
+					kl += float64(p * (math.Log(p) - math.Log(po[j])))
 				}
 			}
 			d.MeanKL += kl

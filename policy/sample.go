@@ -151,7 +151,7 @@ func (sc *samplerScratch) sample(logits []float32, cfg Sampling, u float64) Toke
 	var h float64
 	for _, v := range p {
 		if v > 0 {
-			h -= v * math.Log(v)
+			h -= float64(v * math.Log(v))
 		}
 	}
 	return Token{ID: id, LogProb: float32(math.Log(p[id])), Entropy: float32(h)}
@@ -172,7 +172,7 @@ func sampleFull(p []float64, logits []float32, temp, u float64) Token {
 		p[i] = e
 		sum += e
 		if e > 0 {
-			ex += e * x
+			ex += float64(e * x)
 		}
 	}
 	for i := range p {

@@ -154,7 +154,7 @@ func SoftmaxEntropy(p, logits []float32) (logZ, entropy float32) {
 	for i, e := range p {
 		s += float64(e)
 		if e != 0 {
-			sz += float64(e) * float64(logits[i]-mx)
+			sz += float64(float64(e) * float64(logits[i]-mx))
 		}
 	}
 	inv := float32(1 / s)

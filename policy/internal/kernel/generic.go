@@ -338,7 +338,7 @@ func ntI8Generic(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, 
 		ai := a[i*lda : i*lda+k]
 		ci := c[i*ldc : i*ldc+n]
 		for j := range n {
-			d := dotI8Generic(ai, q[j*ldq:j*ldq+k]) * scale[j]
+			d := float32(dotI8Generic(ai, q[j*ldq:j*ldq+k]) * scale[j])
 			if acc {
 				ci[j] += d
 			} else {
