@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/internal/portmath"
 )
 
 // int8Matrix is a weight matrix [out, in] quantized to int8 with one scale
@@ -119,12 +120,12 @@ func MeasureDivergence(reference, other *Engine, seqs [][]int) (Divergence, erro
 			var kl float64
 			for j, p := range pr {
 				if p > 0 {
-					kl += float64(p * (math.Log(p) - math.Log(po[j])))
+					kl += float64(p * (portmath.Log(p) - portmath.Log(po[j])))
 				}
 			}
 			d.MeanKL += kl
 			next := seq[t+1]
-			d.MeanAbsLogProb += math.Abs(math.Log(pr[next]) - math.Log(po[next]))
+			d.MeanAbsLogProb += math.Abs(portmath.Log(pr[next]) - portmath.Log(po[next]))
 			d.Positions++
 		}
 	}
