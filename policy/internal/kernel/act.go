@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math"
+
+	"github.com/rollout-rl/rollout/policy/internal/portmath"
 )
 
 // The float32 exp shared by the activation kernels (Cephes expf): x is
@@ -161,7 +163,7 @@ func SoftmaxEntropy(p, logits []float32) (logZ, entropy float32) {
 	for i := range p {
 		p[i] *= inv
 	}
-	logS := math.Log(s)
+	logS := portmath.Log(s)
 	// H = log S − Σ p·z.
 	return mx + float32(logS), float32(logS - sz/s)
 }

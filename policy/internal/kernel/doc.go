@@ -49,10 +49,8 @@
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k, one
 // fused multiply-add per step, starting from +0 or from the old value when
-// acc is set, on every path (the pure-Go one from 4 output rows runs on
-// register tiles over panels of b, and for MatMulTN of a, copied in blocks
-// of k, with the bits of the plain sequential loop). They are not promised
-// to equal MatMulNT on transposed inputs.
+// acc is set, on every path. They are not promised to equal MatMulNT on
+// transposed inputs.
 //
 // The pure-Go code rounds every product it does not fuse with an explicit
 // float32 conversion, so that no architecture's compiler fuses it (Go fuses
