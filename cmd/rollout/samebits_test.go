@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sameBitsConfig is the experiment every CPU must reproduce bit for bit: 2
@@ -47,12 +48,14 @@ func TestSameBitsEveryCPU(t *testing.T) {
 	type result struct{ name, metrics, groups string }
 	var results []result
 	for _, path := range kernelPaths {
+		start := time.Now()
 		m, g, stderr := sameBitsRun(t, filepath.Join(dir, path), []string{bin}, append(cleanEnv(), "ROLLOUT_KERNEL="+path))
 		if strings.Contains(stderr, "not available") {
 			t.Logf("kernel path %s: not on this CPU", path)
 			continue
 		}
 		results = append(results, result{path, m, g})
+		t.Logf("kernel path %s: %.1fs", path, time.Since(start).Seconds())
 	}
 	qemu, err := exec.LookPath("qemu-aarch64-static")
 	switch {
@@ -61,13 +64,16 @@ func TestSameBitsEveryCPU(t *testing.T) {
 	case err != nil:
 		t.Logf("arm64 not compared: qemu-aarch64-static is not on PATH (Debian: apt-get install qemu-user-static)")
 	default:
+		start := time.Now()
 		arm := filepath.Join(dir, "rollout-arm64")
 		build := exec.Command("go", "build", "-o", arm, ".")
 		build.Env = append(os.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("GOARCH=arm64 go build: %v\n%s", err, out)
 		}
+		built := time.Now()
 		m, g, _ := sameBitsRun(t, filepath.Join(dir, "arm64"), []string{qemu, arm}, cleanEnv())
+		t.Logf("arm64: build %.1fs, run under qemu %.1fs", built.Sub(start).Seconds(), time.Since(built).Seconds())
 		results = append(results, result{"arm64 (qemu)", m, g})
 	}
 	for _, r := range results[1:] {
