@@ -550,10 +550,13 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 		w.wk.mulT(e.team, sc.k, in)
 		w.wv.mulT(e.team, sc.v, in)
 		for i, r := range rows {
-			for h := 0; h < c.Heads; h++ {
-				e.rope.rotate(sc.q[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
-				e.rope.rotate(sc.k[i*d+h*hd:i*d+(h+1)*hd], r.pos, 1)
-			}
+			// kernel.RoPE, not rope.rotate: its products are rounded
+			// explicitly, so that arm64 (which fuses x*y+z) gives the bits
+			// of amd64.
+			half := e.rope.half
+			cos, sin := e.rope.cos[r.pos*half:(r.pos+1)*half], e.rope.sin[r.pos*half:(r.pos+1)*half]
+			kernel.RoPE(sc.q[i*d:(i+1)*d], c.Heads, cos, sin, 1)
+			kernel.RoPE(sc.k[i*d:(i+1)*d], c.Heads, cos, sin, 1)
 			r.st.seg.store(l, r.pos*d, sc.k[i*d:(i+1)*d], sc.v[i*d:(i+1)*d])
 		}
 		if whole && R >= 2*minRowsPerWorker && e.workers > 1 {

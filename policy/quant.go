@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/internal/portmath"
 	"github.com/rollout-rl/rollout/policy/team"
 )
 
@@ -120,12 +121,12 @@ func MeasureDivergence(reference, other *Engine, seqs [][]int) (Divergence, erro
 			var kl float64
 			for j, p := range pr {
 				if p > 0 {
-					kl += p * (math.Log(p) - math.Log(po[j]))
+					kl += float64(p * (portmath.Log(p) - portmath.Log(po[j])))
 				}
 			}
 			d.MeanKL += kl
 			next := seq[t+1]
-			d.MeanAbsLogProb += math.Abs(math.Log(pr[next]) - math.Log(po[next]))
+			d.MeanAbsLogProb += math.Abs(portmath.Log(pr[next]) - portmath.Log(po[next]))
 			d.Positions++
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/rollout-rl/rollout/policy/internal/portmath"
 )
 
 // Validate reports a sampling setting out of range.
@@ -67,7 +69,7 @@ func (sc *samplerScratch) distribution(p []float64, logits []float32, cfg Sampli
 	}
 	var sum float64
 	for i, z := range logits {
-		p[i] = math.Exp(float64(z)/cfg.Temperature - mx)
+		p[i] = portmath.Exp(float64(z)/cfg.Temperature - mx)
 		sum += p[i]
 	}
 	for i := range p {
@@ -151,10 +153,10 @@ func (sc *samplerScratch) sample(logits []float32, cfg Sampling, u float64) Toke
 	var h float64
 	for _, v := range p {
 		if v > 0 {
-			h -= v * math.Log(v)
+			h -= float64(v * portmath.Log(v))
 		}
 	}
-	return Token{ID: id, LogProb: float32(math.Log(p[id])), Entropy: float32(h)}
+	return Token{ID: id, LogProb: float32(portmath.Log(p[id])), Entropy: float32(h)}
 }
 
 // sampleFull is sample for plain softmax(logits/T) (no top-k, no top-p):
@@ -168,11 +170,11 @@ func sampleFull(p []float64, logits []float32, temp, u float64) Token {
 	var sum, ex float64 // Σ e^x and Σ e^x·x
 	for i, z := range logits {
 		x := float64(z)/temp - mx
-		e := math.Exp(x)
+		e := portmath.Exp(x)
 		p[i] = e
 		sum += e
 		if e > 0 {
-			ex += e * x
+			ex += float64(e * x)
 		}
 	}
 	for i := range p {
@@ -189,6 +191,6 @@ func sampleFull(p []float64, logits []float32, temp, u float64) Token {
 			break
 		}
 	}
-	logSum := math.Log(sum)
-	return Token{ID: id, LogProb: float32(math.Log(p[id])), Entropy: float32(logSum - ex/sum)}
+	logSum := portmath.Log(sum)
+	return Token{ID: id, LogProb: float32(portmath.Log(p[id])), Entropy: float32(logSum - ex/sum)}
 }

@@ -91,7 +91,7 @@ func (e GRPO) Advantages(g *Group) ([][]float64, error) {
 		m = mean(r)
 		ss := 0.0
 		for _, x := range r {
-			ss += (x - m) * (x - m)
+			ss += float64((x - m) * (x - m))
 		}
 		sd = math.Sqrt(ss / float64(len(r)-1))
 	}

@@ -68,7 +68,7 @@ func McNemarExact(b, c int) float64 {
 	for i := 0; i <= k; i++ {
 		lgI, _ := math.Lgamma(float64(i + 1))
 		lgR, _ := math.Lgamma(float64(n - i + 1))
-		tail += math.Exp(lgN - lgI - lgR - float64(n)*math.Ln2)
+		tail += math.Exp(lgN - lgI - lgR - float64(float64(n)*math.Ln2))
 	}
 	return math.Min(1, 2*tail)
 }

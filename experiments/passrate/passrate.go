@@ -199,7 +199,7 @@ func (r IID) passAt(idx []int, n float64) (float64, bool) {
 	if n == lo {
 		return p, true
 	}
-	return p + (n-lo)*(r.passAtN(idx, int(lo)+1)-p), true
+	return p + float64((n-lo)*(r.passAtN(idx, int(lo)+1)-p)), true
 }
 
 // PassAtTokens is the i.i.d. pass rate over the prompts idx (nil: all) at

@@ -230,7 +230,7 @@ func (p *Profile) FlipRate(family string, bin int, minForks int64) (centers, rat
 			f += forks[i]
 			fl += flips[i]
 		}
-		centers = append(centers, float64(lo)+float64(bin-1)/2)
+		centers = append(centers, float64(lo)+float64(float64(bin-1)/2))
 		if f < minForks {
 			rates = append(rates, math.NaN())
 			continue

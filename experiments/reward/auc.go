@@ -45,7 +45,7 @@ func AUC(scores []float64, labels []bool) (float64, error) {
 				n++
 			}
 		}
-		u += float64(p) * (float64(below) + float64(n)/2)
+		u += float64(float64(p) * (float64(below) + float64(float64(n)/2)))
 		below += n
 		lo = hi
 	}

@@ -74,7 +74,7 @@ func (f *headBCE) Forward() (mat.Tensor, error) {
 // bce is −[y log σ(z) + (1−y) log(1−σ(z))] = max(z, 0) − y·z + log(1+e^−|z|),
 // computed without overflow.
 func bce(z, y float64) float64 {
-	return math.Max(z, 0) - y*z + math.Log1p(math.Exp(-math.Abs(z)))
+	return math.Max(z, 0) - float64(y*z) + math.Log1p(math.Exp(-math.Abs(z)))
 }
 
 func (f *headBCE) Backward(gy mat.Tensor) error {
@@ -87,16 +87,16 @@ func (f *headBCE) Backward(gy mat.Tensor) error {
 		gh = make([]float32, len(h))
 	}
 	for i, r := range f.rows {
-		dz := g * (float32(Sigmoid(float64(f.z[i]))) - f.y[i])
+		dz := float32(g * (float32(Sigmoid(float64(f.z[i]))) - f.y[i]))
 		hr := h[r*f.dim : (r+1)*f.dim]
 		for j := range gw {
-			gw[j] += dz * hr[j]
+			gw[j] += float32(dz * hr[j])
 		}
 		gb += dz
 		if gh != nil {
 			ghr := gh[r*f.dim : (r+1)*f.dim]
 			for j, wj := range w {
-				ghr[j] += dz * wj
+				ghr[j] += float32(dz * wj)
 			}
 		}
 	}

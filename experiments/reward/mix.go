@@ -155,7 +155,7 @@ func (m *Mixer) Score(prompts []task.Prompt, responses []string) ([]Scored, erro
 	}
 	for i := range out {
 		t := out[i].Terms
-		out[i].Reward = m.cfg.Verifier*t.Verifier + m.cfg.Model*t.Model + m.cfg.Format*t.Format + m.cfg.Length*t.Length
+		out[i].Reward = float64(m.cfg.Verifier*t.Verifier) + float64(m.cfg.Model*t.Model) + float64(m.cfg.Format*t.Format) + float64(m.cfg.Length*t.Length)
 	}
 	return out, nil
 }

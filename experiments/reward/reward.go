@@ -226,7 +226,7 @@ func Sigmoid(x float64) float64 {
 func dot(a, b []float32) float32 {
 	var s float32
 	for i, v := range a {
-		s += v * b[i]
+		s += float32(v * b[i])
 	}
 	return s
 }

@@ -185,7 +185,7 @@ func (o *optimizer) step(loss mat.Tensor) (float64, error) {
 	for _, p := range o.params {
 		if p.HasGrad() {
 			for _, v := range mat.Data[float32](p.Grad()) {
-				ss += float64(v) * float64(v)
+				ss += float64(float64(v) * float64(v))
 			}
 		}
 	}

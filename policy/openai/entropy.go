@@ -42,7 +42,7 @@ func TopKEntropy(top map[string]float64, k, vocab int) (est, upper float64) {
 	})
 	var h, sum float64
 	for _, p := range ps {
-		h -= p * math.Log(p)
+		h -= float64(p * math.Log(p))
 		sum += p
 	}
 	r := 1 - sum
@@ -55,10 +55,10 @@ func TopKEntropy(top map[string]float64, k, vocab int) (est, upper float64) {
 	} else if len(ps) > 0 {
 		c = min(c, ps[len(ps)-1])
 	}
-	est = h + r*math.Log(1/c)
+	est = h + float64(r*math.Log(1/c))
 	upper = math.Inf(1)
 	if rest := vocab - len(ps); vocab > 0 && rest > 0 {
-		upper = h + r*math.Log(float64(rest)/r)
+		upper = h + float64(r*math.Log(float64(rest)/r))
 	}
 	return est, upper
 }

@@ -307,7 +307,7 @@ func Sample(probs []float64, cfg policy.Sampling, u float64) policy.Token {
 	h := 0.0
 	for _, v := range q {
 		if v > 0 {
-			h -= v * math.Log(v)
+			h -= float64(v * math.Log(v))
 		}
 	}
 	return policy.Token{ID: id, LogProb: float32(math.Log(q[id])), Entropy: float32(h)}

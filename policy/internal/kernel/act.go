@@ -3,6 +3,8 @@ package kernel
 import (
 	"fmt"
 	"math"
+
+	"github.com/rollout-rl/rollout/policy/internal/portmath"
 )
 
 // The float32 exp shared by the activation kernels (Cephes expf): x is
@@ -21,8 +23,9 @@ const (
 	expP5    = float32(5.0000001201e-1)
 )
 
-// expGeneric is the pure-Go float32 exp (same steps as the SIMD one, with
-// the multiply-adds rounded separately).
+// expGeneric is the pure-Go float32 exp: the steps of the SIMD one, with
+// its fused multiply-adds done by fma32 and its other products rounded
+// explicitly, so that every architecture gives the SIMD bits.
 func expGeneric(x float32) float32 {
 	if x != x {
 		return x
@@ -30,17 +33,17 @@ func expGeneric(x float32) float32 {
 	x = min(max(x, -128), 128)
 	// Round to nearest even by adding and removing 1.5·2²³.
 	const shifter = float32(1.5 * (1 << 23))
-	n := x*expLog2e + shifter
+	n := float32(x*expLog2e) + shifter
 	n -= shifter
-	r := x - n*expLn2Hi
-	r -= n * expLn2Lo
+	r := fma32(-n, expLn2Hi, x)
+	r = fma32(-n, expLn2Lo, r)
 	p := expP0
-	p = p*r + expP1
-	p = p*r + expP2
-	p = p*r + expP3
-	p = p*r + expP4
-	p = p*r + expP5
-	y := p*(r*r) + r + 1
+	p = fma32(p, r, expP1)
+	p = fma32(p, r, expP2)
+	p = fma32(p, r, expP3)
+	p = fma32(p, r, expP4)
+	p = fma32(p, r, expP5)
+	y := fma32(p, float32(r*r), r) + 1
 	// y·2ⁿ with |n| ≤ 185, in two exact power-of-two steps so that the only
 	// rounding is the last one (as VSCALEFPS does for subnormal results).
 	ni := int32(n)
@@ -153,14 +156,14 @@ func SoftmaxEntropy(p, logits []float32) (logZ, entropy float32) {
 	for i, e := range p {
 		s += float64(e)
 		if e != 0 {
-			sz += float64(e) * float64(logits[i]-mx)
+			sz += float64(float64(e) * float64(logits[i]-mx))
 		}
 	}
 	inv := float32(1 / s)
 	for i := range p {
 		p[i] *= inv
 	}
-	logS := math.Log(s)
+	logS := portmath.Log(s)
 	// H = log S − Σ p·z.
 	return mx + float32(logS), float32(logS - sz/s)
 }

@@ -203,7 +203,7 @@ func bf16RowsGeneric(j bf16Job, lo, hi int) {
 			}
 			for q := 0; q < j.kp; q++ {
 				a, b := j.ap[i*j.ai+q*j.aq], j.bp[q*j.n+col]
-				s += fromBF16(a&0xffff)*fromBF16(b&0xffff) + fromBF16(a>>16)*fromBF16(b>>16)
+				s += float32(fromBF16(a&0xffff)*fromBF16(b&0xffff)) + float32(fromBF16(a>>16)*fromBF16(b>>16))
 			}
 			j.c[i*j.n+col] = s
 		}

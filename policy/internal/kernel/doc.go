@@ -41,23 +41,22 @@
 // scale before adding the old value) keep the same property.
 //
 // The AVX-512 and AVX2 implementations follow this structure exactly (the
-// tests check them bit for bit against an exact emulation of it), so they
-// agree with each other. The pure-Go fallback has an order of its own, one
-// that register tiles can compute fast: each output is summed sequentially,
-// s = +0 then s += round(a[i][p]·b[j][p]) for increasing p, then the old
-// value with acc. It gives the same bits on every architecture, keeps batch
-// independence and Dot's equality, and agrees with the SIMD paths within
-// rounding error. (Its MatMulNTInt8 keeps the 16-lane order, unfused.)
-// Its MatMulNN and MatMulTN round every product too (so they also give the
-// same bits on every architecture) and, from 4 output rows, run on the
-// register tiles of MatMulNT over panels of b (and for MatMulTN of a)
-// copied in blocks of k, with the bits of the plain sequential loop.
+// tests check them bit for bit against an exact emulation of it), and so
+// does the pure-Go fallback, whose fused multiply-adds are correctly
+// rounded in portable Go (float64 arithmetic with the double-rounding case
+// corrected), so every path and every architecture gives the same bits.
+// MatMulNTInt8 keeps the same structure, fused, on every path.
 //
-// MatMulNN and MatMulTN accumulate each output sequentially over k (one
-// multiply-add per step, starting from the old value when acc is set).
-// Their results are deterministic and independent of the split into
-// goroutines, but they are not promised to equal MatMulNT on transposed
-// inputs, nor to agree bit for bit between implementations.
+// MatMulNN and MatMulTN accumulate each output sequentially over k, one
+// fused multiply-add per step, starting from +0 or from the old value when
+// acc is set, on every path. They are not promised to equal MatMulNT on
+// transposed inputs.
+//
+// The pure-Go code rounds every product it does not fuse with an explicit
+// float32 conversion, so that no architecture's compiler fuses it (Go fuses
+// x*y+z on arm64, not on amd64), and Exp, Sigmoid, SiLUMul and Axpy fuse
+// where the SIMD code does: the generic, AVX2 and AVX-512 paths and
+// arm64 agree bit for bit on every kernel.
 //
 // The output c must not overlap a or b.
 //
@@ -69,7 +68,7 @@
 // float32 polynomial exp (within 1 ulp of the true value), in SIMD some
 // 20–60 times faster than a loop over math.Exp. Every element's bits depend
 // only on that element's inputs (not on its position or the slice length),
-// and the AVX-512 and AVX2 paths agree bit for bit.
+// and every path agrees bit for bit.
 //
 // # Dispatch
 //

@@ -9,7 +9,7 @@ import (
 
 // seqRef is the generic NN/TN order written plainly: each output summed
 // over k in increasing order from +0 (or the old value with acc), one
-// rounded product and one rounded sum per step. at(i, p) and bt(p, j) read
+// fused multiply-add per step. at(i, p) and bt(p, j) read
 // the logical operands.
 func seqRef(c []float32, ldc, m, n, k int, acc bool, at func(i, p int) float32, bt func(p, j int) float32) {
 	for i := range m {
@@ -19,18 +19,17 @@ func seqRef(c []float32, ldc, m, n, k int, acc bool, at func(i, p int) float32, 
 				s = c[i*ldc+j]
 			}
 			for p := range k {
-				s += float32(at(i, p) * bt(p, j))
+				s = fma32Exact(at(i, p), bt(p, j), s)
 			}
 			c[i*ldc+j] = s
 		}
 	}
 }
 
-// TestGenericNNTNBlocked checks the blocked generic NN and TN products bit
-// for bit against the plain sequential loop, on shapes that cross the
-// block sizes in every dimension (rows, columns and k), leave ragged tiles and use strides
-// wider than the matrices.
-func TestGenericNNTNBlocked(t *testing.T) {
+// TestGenericNNTNSequential checks the generic NN and TN products bit for
+// bit against the plain sequential fused loop, on shapes of many sizes,
+// with strides wider than the matrices.
+func TestGenericNNTNSequential(t *testing.T) {
 	cases := []struct {
 		m, n, k, pad int
 	}{
@@ -65,28 +64,6 @@ func TestGenericNNTNBlocked(t *testing.T) {
 			ldaTN := m + pad
 			aTN := randSlice(r, k*ldaTN+1)
 			check("tn", tnGeneric, aTN, ldaTN, func(i, p int) float32 { return aTN[p*ldaTN+i] })
-		}
-	}
-}
-
-// TestRowBlock checks the split of the blocked products' output rows:
-// blocks of at most the limit, even when there are several, as few as the
-// limit allows, and none empty.
-func TestRowBlock(t *testing.T) {
-	for _, limit := range []int{2, 96, 128, 256} {
-		for m := 1; m <= 3*limit+3; m++ {
-			mr := rowBlock(m, limit)
-			nb := (m + mr - 1) / mr
-			switch {
-			case mr > limit:
-				t.Fatalf("rowBlock(%d, %d) = %d, above the limit", m, limit, mr)
-			case nb > 1 && mr%2 != 0:
-				t.Fatalf("rowBlock(%d, %d) = %d: odd with %d blocks", m, limit, mr, nb)
-			case nb != (m+limit-1)/limit:
-				t.Fatalf("rowBlock(%d, %d) = %d: %d blocks, want %d", m, limit, mr, nb, (m+limit-1)/limit)
-			case (nb-1)*mr >= m:
-				t.Fatalf("rowBlock(%d, %d) = %d leaves an empty block", m, limit, mr)
-			}
 		}
 	}
 }
