@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/rollout-rl/rollout/experiments/config"
 )
 
 // suggestionDistance is the largest edit distance at which a name is
@@ -29,7 +31,7 @@ func suggest(word string, candidates []string) []string {
 			continue
 		}
 		lc := strings.ToLower(c)
-		d := editDistance(w, lc)
+		d := config.EditDistance(w, lc)
 		if d <= suggestionDistance || (len(w) > 0 && strings.HasPrefix(lc, w)) {
 			found = append(found, near{c, d})
 		}
@@ -57,28 +59,6 @@ func didYouMean(word string, candidates []string) string {
 		q[i] = fmt.Sprintf("%q", c)
 	}
 	return fmt.Sprintf(" (did you mean %s?)", strings.Join(q, " or "))
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // flagError makes a flag parsing error a usage error, naming the closest

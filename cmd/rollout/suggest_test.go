@@ -28,14 +28,6 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("suggest(%q) = %q, want %q", tc.word, got, tc.want)
 		}
 	}
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"stpe", "step", 2}, {"é", "e", 1}} {
-		if d := editDistance(tc.a, tc.b); d != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, d, tc.d)
-		}
-	}
 }
 
 // Mistyped commands, flags, tasks and experiment names exit 2 with the

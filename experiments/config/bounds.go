@@ -230,7 +230,7 @@ func count(x float64) string {
 func closest(name string, candidates []string) string {
 	best, bestD := "", math.MaxInt
 	for _, c := range candidates {
-		if d := editDistance(name, c); d < bestD {
+		if d := EditDistance(name, c); d < bestD {
 			best, bestD = c, d
 		}
 	}
@@ -240,28 +240,31 @@ func closest(name string, candidates []string) string {
 	return ""
 }
 
-// editDistance is the optimal string alignment distance of a and b
-// (Damerau–Levenshtein without repeated edits of a substring), bytewise.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+// EditDistance is the optimal string alignment distance of a and b
+// (Damerau–Levenshtein without repeated edits of a substring: a swap of two
+// neighbours is one edit), in runes. The did-you-mean suggestions for
+// config keys and for the command line's names use it.
+func EditDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
 	}
-	for i := 1; i <= len(a); i++ {
+	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+		for j := 1; j <= len(rb); j++ {
 			cost := 1
-			if a[i-1] == b[j-1] {
+			if ra[i-1] == rb[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
 				cur[j] = min(cur[j], prev2[j-2]+1)
 			}
 		}
 		prev2, prev, cur = prev, cur, prev2
 	}
-	return prev[len(b)]
+	return prev[len(rb)]
 }

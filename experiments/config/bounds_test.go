@@ -153,13 +153,13 @@ func TestEditDistance(t *testing.T) {
 		d    int
 	}{
 		{"", "", 0}, {"a", "", 1}, {"", "abc", 3}, {"steps", "steps", 0}, {"stpes", "steps", 1},
-		{"trian", "train", 1}, {"lr", "lx", 1}, {"lr", "kl", 2}, {"kitten", "sitting", 3}, {"ca", "abc", 3},
+		{"trian", "train", 1}, {"é", "e", 1}, {"lr", "lx", 1}, {"lr", "kl", 2}, {"kitten", "sitting", 3}, {"ca", "abc", 3},
 	} {
-		if got := editDistance(tc.a, tc.b); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
+		if got := EditDistance(tc.a, tc.b); got != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.d)
 		}
-		if got := editDistance(tc.b, tc.a); got != tc.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.d)
+		if got := EditDistance(tc.b, tc.a); got != tc.d {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.b, tc.a, got, tc.d)
 		}
 	}
 }
