@@ -12,12 +12,7 @@ func TestCountdownSearchVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		response string
-		reward   float64
-		reason   Reason
-		answer   string
-	}{
+	cases := []verdictCase{
 		{"4+2=6[6 5 7],7-6=1[1 5]!;4+2=6[6 5 7],7*6=42[42 5],42+5=47:47", 1, Correct, "47"},                                      // a demonstration
 		{"7*6=42,42+5=47:47", 0, UnknownNumber, ""},                                                                              // 6 is not given
 		{"4+2=6,7*6=42,42+5=47:47", 1, Correct, "47"},                                                                            // pools may be left out
@@ -46,13 +41,7 @@ func TestCountdownSearchVerify(t *testing.T) {
 		{"4+2=6A:6", 0, BadChar, ""},                                                                                             //
 		{strings.Repeat("7", 121), 0, TooLong, ""},                                                                               //
 	}
-	for _, c := range cases {
-		got := tk.Verify(p, c.response)
-		want := Verdict{Reward: c.reward, Reason: c.reason, Answer: c.answer}
-		if got != want {
-			t.Errorf("Verify(%q) = %+v, want %+v", c.response, got, want)
-		}
-	}
+	checkVerdicts(t, tk, p, cases)
 	if at := tk.AnswerStart(p, "4+2=6[6 5 7],7*6=42[42 5],42+5=47:47"); at != 34 {
 		t.Errorf("AnswerStart = %d, want 34", at)
 	}

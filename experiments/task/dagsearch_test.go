@@ -12,12 +12,7 @@ func TestDAGSearchVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
-		response string
-		reward   float64
-		reason   Reason
-		answer   string
-	}{
+	cases := []verdictCase{
 		{"abd!;acf!;aceg:aceg", 1, Correct, "aceg"},  // a search with two dead ends
 		{"aceg:aceg", 1, Correct, "aceg"},            // no dead end
 		{"a!;ab!;ab!;aceg:aceg", 1, Correct, "aceg"}, // any abandoned attempts
@@ -39,13 +34,7 @@ func TestDAGSearchVerify(t *testing.T) {
 		{"ACEG:ACEG", 0, BadChar, ""},                //
 		{strings.Repeat("a", 42), 0, TooLong, ""},    //
 	}
-	for _, c := range cases {
-		got := tk.Verify(p, c.response)
-		want := Verdict{Reward: c.reward, Reason: c.reason, Answer: c.answer}
-		if got != want {
-			t.Errorf("Verify(%q) = %+v, want %+v", c.response, got, want)
-		}
-	}
+	checkVerdicts(t, tk, p, cases)
 	if at := tk.AnswerStart(p, "abd!;aceg:aceg"); at != 10 {
 		t.Errorf("AnswerStart = %d, want 10", at)
 	}

@@ -19,12 +19,7 @@ func TestRouteVerify(t *testing.T) {
 	if p.Demo != demo {
 		t.Fatalf("demo %q, want %q", p.Demo, demo)
 	}
-	cases := []struct {
-		response string
-		reward   float64
-		reason   Reason
-		answer   string
-	}{
+	cases := []verdictCase{
 		{demo, 1, Correct, "abdg"},
 		{"a:b>b;b:xyz>d;d:>g", 1, Correct, "abdg"}, // the neighbour lists are not graded
 		{"a:bc>c;c:aef>f", 0, NotAtGoal, "acf"},    // the tempting dead end
@@ -51,13 +46,7 @@ func TestRouteVerify(t *testing.T) {
 		{"", 0, Empty, ""},
 		{strings.Repeat("a:bc>b;", 10), 0, TooLong, ""},
 	}
-	for _, c := range cases {
-		got := tk.Verify(p, c.response)
-		want := Verdict{Reward: c.reward, Reason: c.reason, Answer: c.answer}
-		if got != want {
-			t.Errorf("Verify(%q) = %+v, want %+v", c.response, got, want)
-		}
-	}
+	checkVerdicts(t, tk, p, cases)
 	for response, want := range map[string]int{
 		demo: len(demo), demo + ";g:d>d": len(demo), "": 0, "a:bg>b": 6, "a:bc>c;c:aef>g": 14, "a:bc>b;d:bg>g;x": 13,
 	} {

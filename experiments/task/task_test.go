@@ -412,3 +412,24 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+// verdictCase is a response and the verdict its task must give it.
+type verdictCase struct {
+	response string
+	reward   float64
+	reason   Reason
+	answer   string
+}
+
+// checkVerdicts grades each case's response to p with tk and reports every
+// verdict that is not the case's.
+func checkVerdicts(t *testing.T, tk Task, p Prompt, cases []verdictCase) {
+	t.Helper()
+	for _, c := range cases {
+		got := tk.Verify(p, c.response)
+		want := Verdict{Reward: c.reward, Reason: c.reason, Answer: c.answer}
+		if got != want {
+			t.Errorf("Verify(%q) = %+v, want %+v", c.response, got, want)
+		}
+	}
+}
