@@ -347,15 +347,7 @@ func TestShardsEqualOneProcess(t *testing.T) {
 	}
 	root := t.TempDir()
 	bin := rolloutOnPath(t, root)
-	single := filepath.Join(root, "single.db")
-	cfg := filepath.Join(root, "single.yaml")
-	if err := os.WriteFile(cfg, []byte(clusterConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, out, e := rollout(t, "run", cfg, "--store", single, "--cache", filepath.Join(root, "cache-single"), "--workers", "2"); code != 0 {
-		t.Fatalf("single run: %s%s", out, e)
-	}
-	want := storeDump(t, single)
+	want := singleProcessDump(t, root)
 
 	t.Run("slurm", func(t *testing.T) {
 		arr, _ := readSlurmScript(t, slurmScript)
@@ -502,4 +494,19 @@ func dumpDiff(got, want map[string]runDump) string {
 		}
 	}
 	return fmt.Sprintf("the shards have %d entries, the single run %d", len(got), len(want))
+}
+
+// singleProcessDump runs clusterConfig in one process into a store under
+// root and returns its dump: what every cluster recipe must reproduce.
+func singleProcessDump(t *testing.T, root string) map[string]runDump {
+	t.Helper()
+	single := filepath.Join(root, "single.db")
+	cfg := filepath.Join(root, "single.yaml")
+	if err := os.WriteFile(cfg, []byte(clusterConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, e := rollout(t, "run", cfg, "--store", single, "--cache", filepath.Join(root, "cache-single"), "--workers", "2"); code != 0 {
+		t.Fatalf("single run: %s%s", out, e)
+	}
+	return storeDump(t, single)
 }

@@ -214,15 +214,7 @@ func TestSlurmArrayEqualsOneProcess(t *testing.T) {
 	root := t.TempDir()
 	os.Chmod(root, 0o755)
 	bin := rolloutOnPath(t, root)
-	single := filepath.Join(root, "single.db")
-	cfg := filepath.Join(root, "single.yaml")
-	if err := os.WriteFile(cfg, []byte(clusterConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, out, e := rollout(t, "run", cfg, "--store", single, "--cache", filepath.Join(root, "cache-single"), "--workers", "2"); code != 0 {
-		t.Fatalf("single run: %s%s", out, e)
-	}
-	want := storeDump(t, single)
+	want := singleProcessDump(t, root)
 
 	script, _ := filepath.Abs(slurmScript)
 	work := filepath.Join(root, "slurm")
