@@ -96,24 +96,7 @@ func TestAdvantagesHandComputed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := workedExample()
-			est, err := search.NewEstimator(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := search.SetAdvantages(g, est); err != nil {
-				t.Fatal(err)
-			}
-			for i, l := range g.Leaves() {
-				if len(l.Advantages) != len(tc.want[i]) {
-					t.Fatalf("leaf %d: %d advantages, want %d", i, len(l.Advantages), len(tc.want[i]))
-				}
-				for j, v := range l.Advantages {
-					if math.Abs(v-tc.want[i][j]) > 1e-9 {
-						t.Fatalf("leaf %d token %d: %v, want %v (all %v)", i, j, v, tc.want[i][j], l.Advantages)
-					}
-				}
-			}
+			checkWorkedAdvantages(t, tc.name, tc.want)
 		})
 	}
 }
@@ -185,4 +168,30 @@ func TestEstimatorErrors(t *testing.T) {
 			t.Errorf("%s with an unscored leaf: %v", name, err)
 		}
 	}
+}
+
+// checkWorkedAdvantages sets the advantages of estimator name on the worked
+// example, checks each leaf's against want (to 1e-9), and returns the
+// group and the estimator.
+func checkWorkedAdvantages(t *testing.T, name string, want [][]float64) (*search.Group, search.Estimator) {
+	t.Helper()
+	g := workedExample()
+	est, err := search.NewEstimator(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := search.SetAdvantages(g, est); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range g.Leaves() {
+		if len(l.Advantages) != len(want[i]) {
+			t.Fatalf("leaf %d: %d advantages, want %d", i, len(l.Advantages), len(want[i]))
+		}
+		for j, v := range l.Advantages {
+			if math.Abs(v-want[i][j]) > 1e-9 {
+				t.Fatalf("leaf %d token %d: %v, want %v (all %v)", i, j, v, want[i][j], l.Advantages)
+			}
+		}
+	}
+	return g, est
 }

@@ -38,24 +38,7 @@ func TestFrontierAdvantagesHandComputed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := workedExample()
-			est, err := search.NewEstimator(tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := search.SetAdvantages(g, est); err != nil {
-				t.Fatal(err)
-			}
-			for i, l := range g.Leaves() {
-				if len(l.Advantages) != len(tc.want[i]) {
-					t.Fatalf("leaf %d: %d advantages, want %d", i, len(l.Advantages), len(tc.want[i]))
-				}
-				for j, v := range l.Advantages {
-					if math.Abs(v-tc.want[i][j]) > 1e-9 {
-						t.Fatalf("leaf %d token %d: %v, want %v (all %v)", i, j, v, tc.want[i][j], l.Advantages)
-					}
-				}
-			}
+			g, est := checkWorkedAdvantages(t, tc.name, tc.want)
 			if n := est.(search.ThinBaselines).ThinBaselines(g); n != 0 {
 				t.Errorf("%d thin baselines in trees of 3 and 2 leaves", n)
 			}
