@@ -22,20 +22,23 @@ type Config struct {
 }
 
 // Sizes returns the named reference sizes: tiny (vocab 64, dim 128, 4
-// layers, 4 heads, hidden 384, max seq 64; 0.87 M parameters) and small
-// (dim 256, 6 layers, 8 heads, hidden 768, max seq 128; 5.1 M).
+// layers, 4 heads, hidden 384, max seq 64; 0.87 M parameters), small
+// (dim 256, 6 layers, 8 heads, hidden 768, max seq 128; 5.1 M) and medium
+// (dim 512, 8 layers, 8 heads, hidden 1536, max seq 256; 27 M), each about
+// five times the one before, so a result can be read as a trend over size.
 func Sizes() map[string]Config {
 	return map[string]Config{
-		"tiny":  {VocabSize: 64, Dim: 128, Hidden: 384, Layers: 4, Heads: 4, KVHeads: 4, MaxSeq: 64, NormEps: 1e-5, RopeTheta: 10000},
-		"small": {VocabSize: 64, Dim: 256, Hidden: 768, Layers: 6, Heads: 8, KVHeads: 8, MaxSeq: 128, NormEps: 1e-5, RopeTheta: 10000},
+		"tiny":   {VocabSize: 64, Dim: 128, Hidden: 384, Layers: 4, Heads: 4, KVHeads: 4, MaxSeq: 64, NormEps: 1e-5, RopeTheta: 10000},
+		"small":  {VocabSize: 64, Dim: 256, Hidden: 768, Layers: 6, Heads: 8, KVHeads: 8, MaxSeq: 128, NormEps: 1e-5, RopeTheta: 10000},
+		"medium": {VocabSize: 64, Dim: 512, Hidden: 1536, Layers: 8, Heads: 8, KVHeads: 8, MaxSeq: 256, NormEps: 1e-5, RopeTheta: 10000},
 	}
 }
 
-// Size returns the named reference size ("tiny" or "small").
+// Size returns the named reference size ("tiny", "small" or "medium").
 func Size(name string) (Config, error) {
 	c, ok := Sizes()[name]
 	if !ok {
-		return Config{}, fmt.Errorf("unknown model size %q (known: tiny, small)", name)
+		return Config{}, fmt.Errorf("unknown model size %q (known: tiny, small, medium)", name)
 	}
 	return c, nil
 }

@@ -101,7 +101,7 @@ type Experiment struct {
 	Name string `yaml:"name" json:"name"`
 	// Task to train on: its name (add, countdown, path) and parameters.
 	Task Task `yaml:"task" json:"task"`
-	// Model is the policy's shape: a size (tiny, small), or a mapping
+	// Model is the policy's shape: a size (tiny, small, medium), or a mapping
 	// {size, dim, layers, heads, hidden, max_seq} whose keys not given
 	// take the size's values (see pretrain.Model). Default tiny.
 	Model pretrain.Model `yaml:"model" json:"model"`

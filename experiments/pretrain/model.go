@@ -13,7 +13,7 @@ import (
 )
 
 // Model is the shape of the policy a configuration asks for: a named size
-// (policy.Sizes: tiny, small) and its dimensions, each of which may be set
+// (policy.Sizes: tiny, small, medium) and its dimensions, each of which may be set
 // apart from the size's.
 //
 // In YAML and JSON it is written either as the size's name alone,
