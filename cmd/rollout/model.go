@@ -89,7 +89,7 @@ func newModelInitCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&size, "size", "tiny", "model size: tiny or small")
+	cmd.Flags().StringVar(&size, "size", "tiny", "model size: tiny, small or medium")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "initialisation seed")
 	cmd.Flags().StringVar(&out, "out", "", "checkpoint directory to write (new or empty)")
 	cmd.Flags().BoolVar(&force, "force", false, "write into a non-empty --out directory, overwriting its checkpoint files")

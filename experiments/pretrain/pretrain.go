@@ -21,7 +21,7 @@ import (
 // Config is a pretraining run's settings; DefaultConfig gives the
 // defaults each field's comment states.
 type Config struct {
-	Model       Model   `yaml:"model" json:"model"`               // model shape (a size, tiny or small, or dimensions); default tiny
+	Model       Model   `yaml:"model" json:"model"`               // model shape (a size, tiny, small or medium, or dimensions); default tiny
 	Steps       int     `yaml:"steps" json:"steps"`               // optimizer steps; default 1000
 	BatchSize   int     `yaml:"batch_size" json:"batch_size"`     // demonstrations per step; default 32
 	LR          float64 `yaml:"lr" json:"lr"`                     // Adam step size; default 1e-3
