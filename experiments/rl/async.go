@@ -68,9 +68,9 @@ type pipeline struct {
 	boundCum int64
 	// own is the team the loop was given; sampling and training get a
 	// share each when it has two cores or more (concurrent).
-	own                  *team.Team
+	own                   *team.Team
 	sampleTeam, trainTeam *team.Team
-	concurrent           bool
+	concurrent            bool
 
 	// The sampler's side, built when the first step after New or Restore
 	// starts it.
