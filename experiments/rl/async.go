@@ -199,6 +199,7 @@ func (p *pipeline) start(ctx context.Context) {
 // run samples step after step until the run is done, an error, or stop.
 func (p *pipeline) run(ctx context.Context) {
 	defer close(p.exited)
+	defer close(p.out)
 	for !p.sampler.Done() {
 		v := p.versionOf(p.sampler.step)
 		p.mu.Lock()
@@ -258,7 +259,11 @@ func (p *pipeline) next(ctx context.Context) drawnStep {
 	if !p.concurrent {
 		return p.drawNext(ctx)
 	}
-	return <-p.out
+	ds, ok := <-p.out
+	if !ok {
+		return drawnStep{err: errors.New("rl: train.async: the sampler stopped (after an error, or with the run done)")}
+	}
+	return ds
 }
 
 // step runs the trainer's next step on its rollouts sampled ahead.
