@@ -220,38 +220,26 @@ func TestAsyncDeterministicAndResumable(t *testing.T) {
 			sameSteps(t, name+": team of 2 vs 1", whole, stepUntilDone(t, s1, turns1, 0))
 			turns1.Close()
 
-			// Budget and marks.
-			var cum float64
-			var marks int
+			// Budget and marks, in tokens or in FLOPs.
+			cumKey, unspentKey, limit := "budget/tokens_cum", "budget/unspent", s2.Train.TotalTokens
+			markOf := func(r stepRecord) int64 { return r.mark }
+			if budget == "flops" {
+				cumKey, unspentKey, limit = "budget/total_flops_cum", "budget/unspent_flops", s2.Train.TotalFLOPs
+				markOf = func(r stepRecord) int64 { return r.flopsMark }
+			}
+			marks := 0
 			for i, r := range whole {
-				last := i == len(whole)-1
-				if budget == "tokens" {
-					cum = r.metrics["budget/tokens_cum"]
-					if cum > float64(s2.Train.TotalTokens) {
-						t.Fatalf("%s: step %d at %v tokens, past the budget %d", name, i+1, cum, s2.Train.TotalTokens)
-					}
-					if _, ok := r.metrics["budget/unspent"]; ok != last {
-						t.Errorf("%s: step %d of %d: budget/unspent recorded %v", name, i+1, len(whole), ok)
-					}
-					if r.mark > 0 {
-						marks++
-						if cum > float64(r.mark) {
-							t.Errorf("%s: step %d at %v tokens reached mark %d, past it", name, i+1, cum, r.mark)
-						}
-					}
-				} else {
-					cum = r.metrics["budget/total_flops_cum"]
-					if cum > float64(s2.Train.TotalFLOPs) {
-						t.Fatalf("%s: step %d at %v FLOPs, past the budget %d", name, i+1, cum, s2.Train.TotalFLOPs)
-					}
-					if _, ok := r.metrics["budget/unspent_flops"]; ok != last {
-						t.Errorf("%s: step %d of %d: budget/unspent_flops recorded %v", name, i+1, len(whole), ok)
-					}
-					if r.flopsMark > 0 {
-						marks++
-						if cum > float64(r.flopsMark) {
-							t.Errorf("%s: step %d at %v FLOPs reached mark %d, past it", name, i+1, cum, r.flopsMark)
-						}
+				cum := r.metrics[cumKey]
+				if cum > float64(limit) {
+					t.Fatalf("%s: step %d at %v, past the budget %d", name, i+1, cum, limit)
+				}
+				if _, ok := r.metrics[unspentKey]; ok != (i == len(whole)-1) {
+					t.Errorf("%s: step %d of %d: %s recorded %v", name, i+1, len(whole), unspentKey, ok)
+				}
+				if mark := markOf(r); mark > 0 {
+					marks++
+					if cum > float64(mark) {
+						t.Errorf("%s: step %d at %v reached mark %d, past it", name, i+1, cum, mark)
 					}
 				}
 			}
