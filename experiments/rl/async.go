@@ -107,7 +107,10 @@ type samplerState struct {
 	passes     []promptPasses
 }
 
-// newPipeline prepares the sampling models and splits the loop's team.
+// newPipeline prepares the pipeline of l (its sampling models are made as
+// their versions are published) and splits the loop's team: the policy
+// and the KL reference train on one half, the sampler samples on the
+// other (a reward model keeps the team it was given).
 func newPipeline(l *Loop) *pipeline {
 	k := l.s.Train.Async
 	p := &pipeline{l: l, k: k, published: -1, own: l.s.Policy.Team(), models: make([]*policy.Model, k+1)}

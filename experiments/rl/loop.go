@@ -4,6 +4,8 @@
 // drops groups without signal (DAPO dynamic sampling) and draws more,
 // reuses stale rollouts within a staleness bound, and updates the policy
 // with PPO-clip — then reports metrics under the names verl and TRL use.
+// With train.async the rollouts are sampled ahead, concurrently with the
+// updates, from a policy version a fixed number of steps old (async.go).
 //
 // Everything random is a counter-based function of (seed, step, prompt,
 // branch), so a run is bit-reproducible and its state (Snapshot) is the
