@@ -155,6 +155,9 @@ func TestMalformedConfigs(t *testing.T) {
 		{"override wrong type", "task: {name: add}\n", []string{"train.steps=abc"}, `c.yaml: --set train.steps=abc: "abc" is not an integer`},
 		{"never ends", "task: {name: add}\ntrain: {steps: 0, total_tokens: 0}\n", nil, "the run would never end"},
 		{"negative steps", "task: {name: add}\n", []string{"train.steps=-1"}, "c.yaml: --set train.steps=-1: -1, want ≥ 0"},
+		{"async misspelt", "task: {name: add}\ntrain:\n  asynk: 1\n", nil, "c.yaml:3: train.asynk: unknown key; did you mean train.async?"},
+		{"negative async", "task: {name: add}\ntrain:\n  async: -1\n", nil, "c.yaml:3: train.async: -1, want ≥ 0 (0: synchronous)"},
+		{"async with stale reuse", "task: {name: add}\ntrain:\n  async: 1\n  max_staleness: 1\n", nil, "train.async: 1, excludes train.max_staleness > 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "c.yaml")

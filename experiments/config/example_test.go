@@ -30,5 +30,5 @@ ablate:
 	// strategy=flat 2 3e-05 flat
 	// strategy=entropy_tree 1 3e-05 entropy_tree
 	// strategy=entropy_tree 2 3e-05 entropy_tree
-	// bad.yaml:2: train.stpes: unknown key; did you mean train.steps? (known here: advantage, bf16, clip_high, clip_low, correction, entropy_coef, epochs, filter_groups, is_high, is_low, kl_coef, loss_agg, lr, max_grad_norm, max_resample_rounds, max_staleness, minibatches, overlong, overlong_cache, prompts_per_step, save_final, steps, tis_cap, total_flops, total_tokens, tree_packing)
+	// bad.yaml:2: train.stpes: unknown key; did you mean train.steps? (known here: advantage, async, bf16, clip_high, clip_low, correction, entropy_coef, epochs, filter_groups, is_high, is_low, kl_coef, loss_agg, lr, max_grad_norm, max_resample_rounds, max_staleness, minibatches, overlong, overlong_cache, prompts_per_step, save_final, steps, tis_cap, total_flops, total_tokens, tree_packing)
 }

@@ -30,7 +30,7 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 			t.Errorf("%s: run ids %s … %s, want %s … %s", tc.file, runs[0].ID, runs[len(runs)-1].ID, tc.first, tc.last)
 		}
 		b, _ := json.Marshal(runs[0].Config)
-		for _, k := range []string{"max_tokens", "overlong", "bf16"} {
+		for _, k := range []string{"max_tokens", "overlong", "bf16", "async"} {
 			if strings.Contains(string(b), `"`+k) {
 				t.Errorf("%s: the resolved JSON holds %q: %s", tc.file, k, b)
 			}
@@ -41,7 +41,7 @@ func TestBundledRunIDsUnchanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"max_tokens:", "overlong:", "overlong_cache:", "save_final:", "bf16:"} {
+		for _, k := range []string{"max_tokens:", "overlong:", "overlong_cache:", "save_final:", "bf16:", "async:"} {
 			if strings.Contains(string(y), k) {
 				t.Errorf("%s: the recorded variant config holds %q", tc.file, k)
 			}
@@ -161,4 +161,31 @@ func firstRun(t *testing.T, text string, overrides ...string) (string, Experimen
 		t.Fatal(err)
 	}
 	return f.Runs()[0].ID, f.Variants[0].Config
+}
+
+// experiments/configs/async.yaml declares its checks: the asynchronous
+// variants against the synchronous loop, in accuracy at the budget and in
+// wall time to spend it, each variant with its staleness.
+func TestAsyncDesignDeclared(t *testing.T) {
+	f, err := Load(filepath.Join("..", "configs", "async.yaml"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := map[string]int{}
+	for _, v := range f.Variants {
+		stale[v.Name] = v.Config.Train.Async
+	}
+	if stale["sync"] != 0 || stale["async1"] != 1 || stale["async2"] != 2 || f.Baseline != "sync" {
+		t.Fatalf("variants' train.async %v, baseline %s", stale, f.Baseline)
+	}
+	want := map[string]string{"async1_keeps_accuracy": "eval/acc", "async2_keeps_accuracy": "eval/acc", "async1_faster": "wall_s", "async2_faster": "wall_s"}
+	for _, c := range f.Design.Checks {
+		if want[c.Name] != c.Metric {
+			t.Errorf("check %s on %s", c.Name, c.Metric)
+		}
+		delete(want, c.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("checks not declared: %v", want)
+	}
 }

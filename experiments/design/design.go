@@ -347,5 +347,5 @@ func Decode(text string) (Record, error) {
 // them only when the variants ran interleaved in one sitting with the load
 // recorded beside them. CPU seconds and FLOPs are not wall time.
 func WallTime(metric string) bool {
-	return metric == "wall_s" || strings.HasPrefix(metric, "timing_s/") || metric == "share/gen_time"
+	return metric == "wall_s" || strings.HasPrefix(metric, "timing_s/") || strings.HasPrefix(metric, "throughput/") || metric == "share/gen_time"
 }

@@ -68,7 +68,7 @@ func TestSameAndDefaults(t *testing.T) {
 	if c.Effect = 0.05; c.SmallestEffect() != 0.05 {
 		t.Errorf("the stated effect is not the one planned for")
 	}
-	for metric, wall := range map[string]bool{"wall_s": true, "timing_s/gen": true, "share/gen_time": true, "share/gen_flops": false, "budget/train_flops_cum": false, "eval/acc": false} {
+	for metric, wall := range map[string]bool{"wall_s": true, "timing_s/gen": true, "share/gen_time": true, "throughput/tokens_per_s": true, "share/gen_flops": false, "budget/train_flops_cum": false, "eval/acc": false} {
 		if WallTime(metric) != wall {
 			t.Errorf("WallTime(%s) = %v", metric, !wall)
 		}

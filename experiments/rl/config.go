@@ -73,6 +73,16 @@ type Config struct {
 	// up to version v+MaxStaleness; 0 trains on fresh rollouts only.
 	// Default 0.
 	MaxStaleness int `yaml:"max_staleness" json:"max_staleness"`
+	// Async is the staleness bound k of asynchronous rollouts: the
+	// rollouts of step t (0-based) come from exactly policy version t−k
+	// (the weights after t−k updates; version 0 for the first k steps),
+	// sampled on their own share of the run's cores while the updates
+	// before step t run (see async.go); 0 samples each step's rollouts
+	// with the current policy before its update. Default 0. It excludes
+	// MaxStaleness. (Left out of the JSON and YAML encodings when 0, so
+	// run ids and recorded variant configs of configs without it stay
+	// what they were.)
+	Async int `yaml:"async,omitempty" json:"async,omitempty"`
 	// Correction is the off-policy correction for stale or quantized
 	// rollouts: none, tis (weight min(π_old/π_behave, TISCap)), decoupled
 	// (AReaL), mis (masked IS), icepop or geo_mask (see correction.go).
@@ -259,6 +269,8 @@ func (c Config) Validate() error {
 		{c.Minibatches < 1, "train.minibatches", c.Minibatches, "want ≥ 1"},
 		{c.MaxResampleRounds < 0, "train.max_resample_rounds", c.MaxResampleRounds, "want ≥ 0"},
 		{c.MaxStaleness < 0, "train.max_staleness", c.MaxStaleness, "want ≥ 0"},
+		{c.Async < 0, "train.async", c.Async, "want ≥ 0 (0: synchronous)"},
+		{c.Async > 0 && c.MaxStaleness > 0, "train.async", c.Async, "excludes train.max_staleness > 0 (two ways of training on stale rollouts); set one of them"},
 		{c.TISCap <= 0, "train.tis_cap", c.TISCap, "want > 0"},
 		{c.ISLow < 0, "train.is_low", c.ISLow, "want ≥ 0 (0: the correction's default)"},
 		{c.ISHigh < 0 || (c.ISHigh > 0 && c.ISHigh < c.ISLow), "train.is_high", c.ISHigh, "want ≥ train.is_low (0: the correction's default)"},

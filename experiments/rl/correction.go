@@ -85,7 +85,8 @@ func correctionWeights(c Config, old, beh []float64) []float64 {
 // the two agree); with a masking correction, is/masked_frac, the share of
 // tokens whose weight is 0. (mismatch/kl is set beside them.) They are
 // set in runs where the sampler and the learner differ by design: int8
-// sampling, stale rollouts (train.max_staleness > 0) or a correction on.
+// sampling, stale rollouts (train.max_staleness > 0 or train.async > 0) or a
+// correction on.
 func mismatchMetrics(seqs []trainSeq, correction string, m map[string]float64) {
 	var n, masked int
 	var chi2, sum, sumSq float64

@@ -4,6 +4,8 @@
 // drops groups without signal (DAPO dynamic sampling) and draws more,
 // reuses stale rollouts within a staleness bound, and updates the policy
 // with PPO-clip — then reports metrics under the names verl and TRL use.
+// With train.async the rollouts are sampled ahead, concurrently with the
+// updates, from a policy version a fixed number of steps old (async.go).
 //
 // Everything random is a counter-based function of (seed, step, prompt,
 // branch), so a run is bit-reproducible and its state (Snapshot) is the
@@ -90,6 +92,8 @@ type Loop struct {
 	engine *policy.Engine
 	// adaptive is the state of rollout.adaptive.
 	adaptive adaptiveState
+	// async is the sampling pipeline of train.async (nil: synchronous).
+	async *pipeline
 }
 
 // staleGroup is a kept group waiting to be trained on again.
@@ -133,6 +137,9 @@ func New(s Setup) (*Loop, error) {
 	}
 	if err := l.setFLOPsBound(); err != nil {
 		return nil, err
+	}
+	if s.Train.Async > 0 {
+		l.async = newPipeline(l)
 	}
 	return l, nil
 }
@@ -206,6 +213,9 @@ func (l *Loop) FLOPsCum() int64 { return l.flopsCum }
 // budget (the tokens left do not cover one more group) or its FLOPs
 // budget (likewise, see flopsDone).
 func (l *Loop) Done() bool {
+	if l.async != nil {
+		return l.async.done()
+	}
 	c := l.s.Train
 	return (c.Steps > 0 && l.step >= c.Steps) || (c.TotalTokens > 0 && c.TotalTokens-l.tokensCum < l.groupMax) || l.flopsDone()
 }
@@ -266,40 +276,99 @@ func (s *Setup) checkMaxTokens() error {
 	return nil
 }
 
-// Step runs one training step.
+// Step runs one training step: with train.async k, on the rollouts of
+// policy version t−k sampled ahead (see async.go).
 func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
-	c := l.s.Train
-	version := l.step
-	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
-	m := res.Metrics
-	var mark, flopsMark int64
+	if l.async != nil {
+		return l.async.step(ctx)
+	}
+	mark, flopsMark := l.marksAhead()
+	d, err := l.draw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.tokensCum += d.usage.GeneratedTokens
+	if err := l.train(d); err != nil {
+		return nil, err
+	}
+	l.step++
+	res := d.res
+	if mark > 0 && l.nextMark(l.tokensCum) != mark {
+		res.Mark = mark
+	}
+	// A FLOPs mark at train.total_flops is reached when the run ends there
+	// (with stale reuse the budget's end may come before the mark's test
+	// says no group fits: the updates ahead of buffered groups are set
+	// aside for it).
+	if flopsMark > 0 && (l.nextFLOPsMark() != flopsMark || (flopsMark == l.s.Train.TotalFLOPs && l.flopsDone())) {
+		res.FLOPsMark = flopsMark
+	}
+	l.unspentMetrics(res.Metrics)
+	return res, nil
+}
+
+// drawn is a step's rollouts before its update: the step's result so far
+// (its groups and the sampling metrics), the kept groups and the usage of
+// all.
+type drawn struct {
+	res   *StepResult
+	kept  []ScoredGroup
+	usage search.Usage
+}
+
+// marksAhead returns the evaluation marks, in tokens and in FLOPs, the
+// next step works towards (0: none).
+func (l *Loop) marksAhead() (mark, flopsMark int64) {
 	if l.s.EvalEveryTokens > 0 {
 		mark = l.nextMark(l.tokensCum)
 	}
 	if l.s.EvalEveryFLOPs > 0 {
 		flopsMark = l.nextFLOPsMark()
 	}
+	return mark, flopsMark
+}
+
+// draw samples the next step's groups (sample) and sets the metrics of
+// the sampling.
+func (l *Loop) draw(ctx context.Context) (drawn, error) {
+	res := &StepResult{Step: l.step + 1, Metrics: map[string]float64{}}
 	genStart := time.Now()
 	kept, usage, err := l.sample(ctx, res)
 	if err != nil {
-		return nil, err
+		return drawn{}, err
 	}
-	l.tokensCum += usage.GeneratedTokens
-	m["timing_s/gen"] = time.Since(genStart).Seconds()
+	res.Metrics["timing_s/gen"] = time.Since(genStart).Seconds()
+	if l.s.Adaptive {
+		l.adaptive.metrics(res.Metrics)
+	}
+	return drawn{res: res, kept: kept, usage: usage}, nil
+}
+
+// scoreFLOPs is what the reward model spent scoring the groups.
+func scoreFLOPs(groups []ScoredGroup) int64 {
+	var f int64
+	for _, sg := range groups {
+		f += sg.ScoreFLOPs
+	}
+	return f
+}
+
+// train sets the rollout metrics of the drawn groups and updates the
+// policy on the kept ones and the stale groups still in bound (policy
+// version l.step trains); l.tokensCum already counts the drawn groups.
+func (l *Loop) train(d drawn) error {
+	c := l.s.Train
+	version := l.step
+	res, kept, usage := d.res, d.kept, d.usage
+	m := res.Metrics
 	rolloutMetrics(res.Groups, m)
 	thinBaselineMetrics(res.Groups, c.Advantage, m)
-	if l.s.Adaptive {
-		l.adaptive.metrics(m)
-	}
 	m["groups/kept"] = float64(len(kept))
 	m["budget/tokens"] = float64(usage.GeneratedTokens)
 	m["budget/tokens_cum"] = float64(l.tokensCum)
 	m["budget/prefill_tokens"] = float64(usage.PrefillTokens)
 	m["budget/flops"] = float64(usage.FLOPs)
-	var scoreFLOPs int64
-	for _, sg := range res.Groups {
-		scoreFLOPs += sg.ScoreFLOPs
-	}
+	scoreFLOPs := scoreFLOPs(res.Groups)
 	if l.s.Reward != nil && l.s.Reward.Config().Model != 0 {
 		m["budget/score_flops"] = float64(scoreFLOPs)
 	}
@@ -328,8 +397,9 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 	updStart := time.Now()
 	var trainFLOPs int64
 	if len(batch) > 0 {
+		var err error
 		if trainFLOPs, err = l.update(batch, m); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	l.trainFLOPsCum += trainFLOPs
@@ -358,24 +428,19 @@ func (l *Loop) Step(ctx context.Context) (*StepResult, error) {
 			l.buffer = append(l.buffer, sg)
 		}
 	}
-	l.step++
-	if mark > 0 && l.nextMark(l.tokensCum) != mark {
-		res.Mark = mark
-	}
-	// A FLOPs mark at train.total_flops is reached when the run ends there
-	// (with stale reuse the budget's end may come before the mark's test
-	// says no group fits: the updates ahead of buffered groups are set
-	// aside for it).
-	if flopsMark > 0 && (l.nextFLOPsMark() != flopsMark || (flopsMark == c.TotalFLOPs && l.flopsDone())) {
-		res.FLOPsMark = flopsMark
-	}
+	return nil
+}
+
+// unspentMetrics records, once the run is done, what is left of its
+// token and FLOPs budgets.
+func (l *Loop) unspentMetrics(m map[string]float64) {
+	c := l.s.Train
 	if c.TotalTokens > 0 && l.Done() {
 		m["budget/unspent"] = float64(c.TotalTokens - l.tokensCum)
 	}
 	if c.TotalFLOPs > 0 && l.Done() {
 		m["budget/unspent_flops"] = float64(c.TotalFLOPs - l.flopsCum)
 	}
-	return res, nil
 }
 
 // sample generates the step's groups into res.Groups: PromptsPerStep
@@ -729,7 +794,7 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 		m["mismatch/ratio_p10"] = quantile(ratios, 0.1)
 		m["mismatch/ratio_p50"] = quantile(ratios, 0.5)
 		m["mismatch/ratio_p90"] = quantile(ratios, 0.9)
-		if l.s.Int8 || l.s.Train.MaxStaleness > 0 || l.s.Train.Correction != "none" {
+		if l.s.Int8 || l.s.Train.MaxStaleness > 0 || l.s.Train.Async > 0 || l.s.Train.Correction != "none" {
 			mismatchMetrics(seqs, l.s.Train.Correction, m)
 		}
 	}

@@ -28,6 +28,14 @@ type snapshot struct {
 	// Passes are rollout.adaptive's pass counts by prompt text (none
 	// without it, and in snapshots older than it).
 	Passes []promptPasses
+	// Versions are, with train.async k, the policy versions the steps
+	// after this one sample from besides the current weights (max(0,
+	// Step−k) to Step−1); none in synchronous runs and in snapshots older
+	// than it.
+	Versions []versionWeights
+	// BoundFLOPs is, with train.async, the per-leaf cost of the updates
+	// so far (the sampler's view of update FLOPs; see async.go).
+	BoundFLOPs int64
 }
 
 // bufferedGroup is a stale group as its binary record (package record),
@@ -54,6 +62,12 @@ func (l *Loop) Snapshot() ([]byte, error) {
 			return nil, fmt.Errorf("snapshot: %w", err)
 		}
 		s.Buffer = append(s.Buffer, bufferedGroup{Group: rec, Version: b.version})
+	}
+	if l.async != nil {
+		if s.Versions, err = l.async.snapshotVersions(); err != nil {
+			return nil, err
+		}
+		s.BoundFLOPs = l.async.boundCum
 	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(s); err != nil {
@@ -92,6 +106,9 @@ func (l *Loop) Restore(b []byte) error {
 			return fmt.Errorf("restore: buffered prompt: %w", err)
 		}
 		l.buffer = append(l.buffer, staleGroup{group: g, prompt: p, version: bg.Version})
+	}
+	if l.async != nil {
+		return l.async.restore(s.Step, s.Versions, s.BoundFLOPs)
 	}
 	return nil
 }

@@ -420,6 +420,7 @@ func (j *job) run(ctx context.Context, lastStep int, baseDir, rewardDir string) 
 	if err != nil {
 		return Failed, err
 	}
+	defer loop.Close()
 	j.setup, j.loop = setup, loop
 	if lastStep >= 0 {
 		if err := j.resume(lastStep); err != nil {

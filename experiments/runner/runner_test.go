@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -105,7 +106,7 @@ func series(t *testing.T, path string) map[string][]map[string]float64 {
 		for _, m := range ms {
 			vals := map[string]float64{"step": float64(m.Step), "tokens": float64(m.Tokens)}
 			for k, v := range m.Values {
-				if !strings.HasPrefix(k, "timing_s/") {
+				if !strings.HasPrefix(k, "timing_s/") && !strings.HasPrefix(k, "throughput/") {
 					vals[k] = v
 				}
 			}
@@ -186,7 +187,7 @@ func TestRunnerChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestResumeAfterKill")
 	}
-	f := testConfig(t, dir, 6)
+	f := killConfig(t, dir, os.Getenv("ROLLOUT_RUNNER_CHILD_ASYNC"))
 	st, err := tracking.Open(filepath.Join(dir, "killed.db"), tracking.Options{KeepCheckpoints: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -200,16 +201,47 @@ func (printer) Step(r config.Run, step int, _ map[string]float64) {
 	fmt.Printf("committed %s %d\n", r.ID, step)
 }
 
+// asyncConfig is testConfig's grid of 6-step runs with asynchronous
+// rollouts of staleness k (train.async) and an entropy bonus, so that an
+// untrained policy's updates change its weights.
+func asyncConfig(t *testing.T, dir, k string) *config.File {
+	t.Helper()
+	return writeConfig(t, dir,
+		fmt.Sprintf("{steps: 6, prompts_per_step: 2, filter_groups: false, lr: 1.0e-2, entropy_coef: 0.1, async: %s, correction: tis}", k),
+		"{every: 2, prompts: 4, samples: 2, k: 2}")
+}
+
+// killConfig is the config TestResumeAfterKill kills a run of: testConfig's
+// 6-step grid, or asyncConfig's with staleness async when it is not "".
+func killConfig(t *testing.T, dir, async string) *config.File {
+	if async == "" {
+		return testConfig(t, dir, 6)
+	}
+	return asyncConfig(t, dir, async)
+}
+
 // A run killed with SIGKILL mid-way resumes from its last committed step
-// and ends bit-identical to an uninterrupted run.
+// and ends bit-identical to an uninterrupted run; so does an asynchronous
+// one (train.async 1 and 2), whose rollouts sampled ahead of its last
+// committed step are lost and sampled again. The child runs with 1 worker,
+// whose team of the machine's cores an asynchronous run splits between
+// sampling and updates running at once, the others with 2, whose teams of
+// one core (on two cores) they take turns on: the runs the child finished
+// are compared across worker counts too.
 func TestResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	for _, async := range []string{"", "1", "2"} {
+		t.Run("async="+async, func(t *testing.T) { resumeAfterKill(t, async) })
+	}
+}
+
+func resumeAfterKill(t *testing.T, async string) {
 	dir := t.TempDir()
-	f := testConfig(t, dir, 6)
+	f := killConfig(t, dir, async)
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestRunnerChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "ROLLOUT_RUNNER_CHILD="+dir)
+	cmd.Env = append(os.Environ(), "ROLLOUT_RUNNER_CHILD="+dir, "ROLLOUT_RUNNER_CHILD_ASYNC="+async)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -273,6 +305,17 @@ func TestResumeAfterKill(t *testing.T) {
 	whole := filepath.Join(dir, "whole.db")
 	runInto(t, f, whole, 2)
 	sameSeries(t, "killed and resumed vs uninterrupted", series(t, killed), series(t, whole))
+	if async == "" {
+		return
+	}
+	stale, _ := strconv.Atoi(async)
+	for id, s := range series(t, whole) {
+		for i, m := range s[1:] { // step 0 is the base policy's evaluation
+			if want := float64(min(i, stale)); m["async/staleness"] != want {
+				t.Fatalf("run %s step %d: async/staleness %v, want %v", id, i+1, m["async/staleness"], want)
+			}
+		}
+	}
 }
 
 // listRuns is what rollout ls prints of the store at path.
