@@ -364,6 +364,15 @@ func (s *segment) copyFrom(src *segment, n int, c Config) {
 	s.n = n
 }
 
+// FreeCaches drops the KV caches that the engine's released states gave
+// back, so that they do not hold memory while the engine is idle (an RL
+// step's update, between evaluations); the engine allocates new ones as
+// its next states need them. States still live keep theirs.
+func (e *Engine) FreeCaches() {
+	clear(e.free)
+	e.free = nil
+}
+
 // Release returns the state's cache to the engine.
 func (s *state) Release() {
 	if s.released {

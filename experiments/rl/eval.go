@@ -40,12 +40,11 @@ func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfi
 // Evaluator evaluates the successive policies of a run. Each evaluation
 // samples from a new engine over the model's weights as they are then
 // (after any number of optimizer steps or a restore), which takes over the
-// KV caches and scratch buffers of the previous evaluation's engine
+// scratch buffers of the previous evaluation's engine
 // (policy.WithCachesFrom) instead of allocating them afresh: its results
-// are those of Evaluate, bit for bit. Between evaluations it holds those
-// buffers, as much memory as the caches of one batch of an evaluation's
-// samples (policy.EvalBatch states, each with room for the positions it
-// filled). The zero value is ready to use; an Evaluator is used by one
+// are those of Evaluate, bit for bit. Within an evaluation the batches of
+// samples reuse one another's KV caches; between evaluations it holds none
+// (policy.Engine.FreeCaches), only the scratch buffers. The zero value is ready to use; an Evaluator is used by one
 // goroutine at a time.
 type Evaluator struct {
 	engine *policy.Engine // the last evaluation's, holding its released caches
@@ -92,6 +91,8 @@ func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Tas
 		}
 		outs = append(outs, batch...)
 	}
+	// Until the next evaluation the caches would only hold memory.
+	e.FreeCaches()
 	for i, p := range prompts {
 		verdicts := make([]task.Verdict, cfg.Samples)
 		correct := 0
