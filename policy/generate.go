@@ -2,6 +2,12 @@ package policy
 
 import "fmt"
 
+// EvalBatch is the most states an evaluation decodes at once: enough to
+// fill the engine's products (batch-64 decoding runs at several times the
+// batch-1 rate), few enough that their caches stay small whatever the
+// number of prompts; the states of the next batch reuse them.
+const EvalBatch = 128
+
 // Complete steps every state, all in one batch, until each has sampled EOS
 // or holds maxLen tokens, and returns the tokens each sampled (EOS
 // included). States that are already done are not stepped.

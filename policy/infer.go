@@ -190,15 +190,57 @@ func (e *Engine) Counters() Counters { return e.counters }
 // positions it shares (see Fork), so a state never reads another's
 // segment.
 //
-// The buffers are allocated at their full length (max_position_embeddings
-// positions) and never re-sliced, and are reused through Engine.free.
+// The buffers hold room for cap positions, grown on demand (reserve) up to
+// max_position_embeddings: a state holds memory for the positions it has
+// written, not for the longest sequence the model allows. Segments are
+// reused through Engine.free.
 type segment struct {
 	n      int         // positions filled
+	cap    int         // positions the buffers have room for
 	k, v   [][]float32 // per layer, [positions, dim]; nil with k16 and v16
 	k16    [][]uint16  // the same in binary16 (Engine.f16)
 	v16    [][]uint16
 	logits []float32 // [positions, vocab]: the distribution after each position
 	recv   []float32 // [positions]: attention received (AttentionReceived)
+}
+
+// minSegment is the fewest positions a segment has room for: the score
+// products of attend read a kernel tile's rows of keys (maxScoreTile at
+// most) even when fewer are filled.
+const minSegment = maxScoreTile
+
+// reserve makes room for n positions (n ≤ c.MaxSeq), keeping the filled
+// ones: the buffers grow to at least twice their size, at least minSegment
+// positions, at most c.MaxSeq.
+func (s *segment) reserve(n int, c Config, f16 bool) {
+	if n <= s.cap {
+		return
+	}
+	size := min(max(n, 2*s.cap, minSegment), c.MaxSeq)
+	d, v, filled := c.Dim, c.VocabSize, s.n
+	if f16 {
+		s.k16, s.v16 = growLayers(s.k16, c.Layers, size*d, filled*d), growLayers(s.v16, c.Layers, size*d, filled*d)
+	} else {
+		s.k, s.v = growLayers(s.k, c.Layers, size*d, filled*d), growLayers(s.v, c.Layers, size*d, filled*d)
+	}
+	logits := make([]float32, size*v)
+	copy(logits, s.logits[:filled*v])
+	recv := make([]float32, size)
+	copy(recv, s.recv[:filled])
+	s.logits, s.recv, s.cap = logits, recv, size
+}
+
+// growLayers returns per-layer buffers of size elements (one per layer,
+// bufs's if it has them) holding the first keep elements of bufs's.
+func growLayers[T float32 | uint16](bufs [][]T, layers, size, keep int) [][]T {
+	out := make([][]T, layers)
+	for l := range out {
+		out[l] = make([]T, size)
+		if l < len(bufs) {
+			copy(out[l], bufs[l][:keep])
+		}
+	}
+	return out
 }
 
 // state is a decoding state of an Engine.
@@ -213,27 +255,18 @@ type state struct {
 	mark      uint64 // the engine's stepMark of the last Step that had this state
 }
 
-func (e *Engine) newSegment() *segment {
+// newSegment returns an empty segment with room for at least n positions:
+// a released one, or a new one.
+func (e *Engine) newSegment(n int) *segment {
 	var s *segment
-	if n := len(e.free); n > 0 {
-		s, e.free = e.free[n-1], e.free[:n-1]
+	if k := len(e.free); k > 0 {
+		s, e.free = e.free[k-1], e.free[:k-1]
+		clear(s.recv)
 	} else {
-		c := e.cfg
 		s = &segment{}
-		for range c.Layers {
-			if e.f16 {
-				s.k16 = append(s.k16, make([]uint16, c.MaxSeq*c.Dim))
-				s.v16 = append(s.v16, make([]uint16, c.MaxSeq*c.Dim))
-			} else {
-				s.k = append(s.k, make([]float32, c.MaxSeq*c.Dim))
-				s.v = append(s.v, make([]float32, c.MaxSeq*c.Dim))
-			}
-		}
-		s.logits = make([]float32, c.MaxSeq*c.VocabSize)
-		s.recv = make([]float32, c.MaxSeq)
 	}
-	clear(s.recv)
 	s.n = 0
+	s.reserve(n, e.cfg, e.f16)
 	return s
 }
 
@@ -269,7 +302,7 @@ func (e *Engine) PrefillBatch(prompts [][]int, streams []Stream) ([]State, error
 	}
 	for p, prompt := range prompts {
 		st := &state{eng: e, tokens: append([]int(nil), prompt...), promptLen: len(prompt), stream: streams[p]}
-		st.seg = e.newSegment()
+		st.seg = e.newSegment(len(prompt))
 		for i, id := range prompt {
 			rows = append(rows, row{st: st, token: id, pos: i, logits: i == len(prompt)-1})
 		}
@@ -303,7 +336,7 @@ func (s *state) Fork(at int, stream Stream) (State, error) {
 	if child.pending {
 		visible = at - 1
 	}
-	child.seg = s.eng.newSegment()
+	child.seg = s.eng.newSegment(visible + 1)
 	child.seg.copyFrom(s.seg, visible, s.eng.cfg)
 	return child, nil
 }
@@ -314,8 +347,8 @@ func (s *state) Fork(at int, stream Stream) (State, error) {
 // state's cache is one contiguous segment: attention then runs one product
 // per head over the whole context instead of one per ancestor, many of
 // them shorter than a kernel tile. A fork copies a few hundred kilobytes
-// (tiny model, full context) and then samples tens of positions; the
-// memory is the same, since every segment is allocated at full length.
+// (tiny model, full context) and then samples tens of positions. s must
+// have room for n positions.
 func (s *segment) copyFrom(src *segment, n int, c Config) {
 	d, v := c.Dim, c.VocabSize
 	for l := range c.Layers {
@@ -329,6 +362,15 @@ func (s *segment) copyFrom(src *segment, n int, c Config) {
 	}
 	copy(s.logits[:n*v], src.logits[:n*v])
 	s.n = n
+}
+
+// FreeCaches drops the KV caches that the engine's released states gave
+// back, so that they do not hold memory while the engine is idle (an RL
+// step's update, between evaluations); the engine allocates new ones as
+// its next states need them. States still live keep theirs.
+func (e *Engine) FreeCaches() {
+	clear(e.free)
+	e.free = nil
 }
 
 // Release returns the state's cache to the engine.
@@ -510,6 +552,9 @@ func (e *Engine) parallel(n, perWorker int, cut func(i int) bool, job func(w *wo
 // computes a row's outputs from that row alone, so the split changes no
 // bit of any result.
 func (e *Engine) forward(rows []row, after func(w *work, rows []row)) {
+	for _, r := range rows {
+		r.st.seg.reserve(r.pos+1, e.cfg, e.f16)
+	}
 	// One chunk per goroutine: each chunk streams all the weights through
 	// its core's cache once, so more chunks would cost more memory traffic.
 	e.parallel(len(rows), 1, func(i int) bool { return rows[i].st != rows[i-1].st }, func(w *work, lo, hi int) {

@@ -16,9 +16,17 @@ import (
 // memory stays bounded however many shapes training sees. It is safe for
 // concurrent use (spago runs backward passes in goroutines). A nil
 // *bufPool allocates.
+//
+// Its memory follows the training step: a request that finds no buffer of
+// its class takes the smallest free one up to twice its size (the lengths
+// of RL batches change from step to step), and trim, at the end of each
+// optimizer step, drops the buffers the step did not ask for, so that the
+// pool holds at most what one step used instead of filling up to its bound
+// with the size classes of past steps.
 type bufPool struct {
 	mu     sync.Mutex
 	free   map[int][][]float32 // by capacity, a size class
+	used   map[int]int         // buffers of each class handed out since the last trim
 	pooled int                 // floats held in free
 	limit  int                 // the most floats free may hold
 }
@@ -32,7 +40,7 @@ const maxPooledPerSize = 256
 const maxPooledFloats = 384 << 20
 
 func newBufPool() *bufPool {
-	return &bufPool{free: make(map[int][][]float32), limit: maxPooledFloats}
+	return &bufPool{free: make(map[int][][]float32), used: make(map[int]int), limit: maxPooledFloats}
 }
 
 // sizeClass rounds n up to the capacity of the buffers that serve it: 64
@@ -53,17 +61,52 @@ func (p *bufPool) get(n int) []float32 {
 	}
 	c := sizeClass(n)
 	p.mu.Lock()
-	l := p.free[c]
-	if k := len(l); k > 0 {
-		b := l[k-1]
-		l[k-1] = nil
-		p.free[c] = l[:k-1]
-		p.pooled -= c
-		p.mu.Unlock()
-		return b[:n]
+	defer p.mu.Unlock()
+	if len(p.free[c]) == 0 {
+		// The smallest free buffer up to twice the size asked for.
+		best := 0
+		for k, l := range p.free {
+			if k > c && k <= 2*c && len(l) > 0 && (best == 0 || k < best) {
+				best = k
+			}
+		}
+		if best == 0 {
+			p.used[c]++
+			return make([]float32, n, c)
+		}
+		c = best
 	}
-	p.mu.Unlock()
-	return make([]float32, n, c)
+	l := p.free[c]
+	k := len(l)
+	b := l[k-1]
+	l[k-1] = nil
+	p.free[c] = l[:k-1]
+	p.pooled -= c
+	p.used[c]++
+	return b[:n]
+}
+
+// trim drops the free buffers beyond what was asked for since the last
+// trim, class by class (a class not asked for at all goes entirely), and
+// starts counting anew. Called at the end of each optimizer step, it
+// bounds the pool by the memory of one step.
+func (p *bufPool) trim() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c, l := range p.free {
+		keep := min(len(l), p.used[c])
+		clear(l[keep:])
+		p.pooled -= (len(l) - keep) * c
+		if keep == 0 {
+			delete(p.free, c)
+		} else {
+			p.free[c] = l[:keep]
+		}
+	}
+	clear(p.used)
 }
 
 // getZero returns a zeroed buffer of length n.

@@ -40,3 +40,38 @@ func TestBufPoolClasses(t *testing.T) {
 		}
 	}
 }
+
+// A request that misses its class takes a free buffer up to twice its
+// size, and trim keeps only the buffers asked for since the last trim, so
+// the pool holds one step's memory however the lengths change from step to
+// step.
+func TestBufPoolFollowsStep(t *testing.T) {
+	p := newBufPool()
+	a := p.get(1000)
+	p.put(a)
+	if b := p.get(600); &b[0] != &a[0] || len(b) != 600 {
+		t.Error("a free buffer under twice the size was not reused")
+	} else {
+		p.put(b)
+	}
+	if b := p.get(400); cap(b) != sizeClass(400) {
+		t.Errorf("get(400) took a buffer of %d floats, more than twice its class", cap(b))
+	}
+	p.trim()
+	// A step that asks for three buffers of one class, then gives back
+	// buffers of classes nobody asked for.
+	var bufs [][]float32
+	for range 3 {
+		bufs = append(bufs, p.get(5000))
+	}
+	p.put(bufs...)
+	p.put(make([]float32, 70000, sizeClass(70000)), make([]float32, 9000, sizeClass(9000)))
+	p.trim()
+	if want := 3 * sizeClass(5000); p.pooled != want || len(p.free) != 1 {
+		t.Errorf("after trim the pool holds %d floats in %d classes, want %d in 1", p.pooled, len(p.free), want)
+	}
+	p.trim() // a step that asked for nothing
+	if p.pooled != 0 || len(p.free) != 0 {
+		t.Errorf("after a step that used nothing the pool holds %d floats", p.pooled)
+	}
+}

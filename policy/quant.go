@@ -73,7 +73,7 @@ func (e *Engine) Logits(seq []int) ([][]float32, error) {
 		}
 	}
 	st := &state{eng: e, tokens: append([]int(nil), seq...), promptLen: len(seq)}
-	st.seg = e.newSegment()
+	st.seg = e.newSegment(len(seq))
 	defer st.Release()
 	rows := make([]row, len(seq))
 	for i, id := range seq {

@@ -99,6 +99,8 @@ func (t *Trainer) Step(loss mat.Tensor) (gradNorm float64, err error) {
 		}
 	}
 	t.adam.IncExample()
+	// The step's buffers are back in the pool: keep only what it used.
+	t.model.pool.trim()
 	return gradNorm, nil
 }
 

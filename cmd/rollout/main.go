@@ -44,7 +44,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	if err := root.Execute(); err != nil {
+	var watch *heapWatch
+	var memprofile string
+	root.PersistentFlags().StringVar(&memprofile, "memprofile", "", "write a heap profile at the peak of the live heap to `FILE` (go tool pprof), and print the peak")
+	root.PersistentPreRunE = func(*cobra.Command, []string) (err error) {
+		if memprofile != "" {
+			watch, err = startHeapWatch(memprofile)
+		}
+		return err
+	}
+	err := root.Execute()
+	if watch != nil {
+		if werr := watch.finish(stderr); err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
 		// An error may quote text from outside (a server's message, a
 		// file's line): its control characters are escaped, so that it
 		// cannot drive the terminal.

@@ -202,15 +202,6 @@ func GreedyAccuracy(e *policy.Engine, tok *policy.Tokenizer, t task.Task, n int,
 			return 0, fmt.Errorf("greedy accuracy: prompt %q: %w", p.Text, err)
 		}
 	}
-	states, err := e.PrefillBatch(ids, streams)
-	if err != nil {
-		return 0, fmt.Errorf("greedy accuracy: %w", err)
-	}
-	defer func() {
-		for _, st := range states {
-			st.Release()
-		}
-	}()
 	// Prompts differ in length: generation runs to the longest prompt's
 	// limit, and the verifier grades a response that runs past the task's
 	// own limit as too long.
@@ -219,9 +210,16 @@ func GreedyAccuracy(e *policy.Engine, tok *policy.Tokenizer, t task.Task, n int,
 		maxLen = max(maxLen, len(ids[i])+t.MaxResponseLen()+1)
 	}
 	maxLen = min(maxLen, e.Config().MaxSeq)
-	outs, err := policy.Complete(e, states, policy.Sampling{}, maxLen)
-	if err != nil {
-		return 0, fmt.Errorf("greedy accuracy: %w", err)
+	// In batches of at most policy.EvalBatch prompts, whose caches the next
+	// batch reuses (a state's tokens do not depend on its batch).
+	outs := make([][]policy.Token, 0, n)
+	for lo := 0; lo < n; lo += policy.EvalBatch {
+		hi := min(lo+policy.EvalBatch, n)
+		batch, err := greedyBatch(e, ids[lo:hi], streams[lo:hi], maxLen)
+		if err != nil {
+			return 0, fmt.Errorf("greedy accuracy: %w", err)
+		}
+		outs = append(outs, batch...)
 	}
 	correct := 0
 	for i, toks := range outs {
@@ -230,6 +228,21 @@ func GreedyAccuracy(e *policy.Engine, tok *policy.Tokenizer, t task.Task, n int,
 		}
 	}
 	return float64(correct) / float64(n), nil
+}
+
+// greedyBatch decodes the prompts greedily up to maxLen tokens and
+// releases their states.
+func greedyBatch(e *policy.Engine, ids [][]int, streams []policy.Stream, maxLen int) ([][]policy.Token, error) {
+	states, err := e.PrefillBatch(ids, streams)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, st := range states {
+			st.Release()
+		}
+	}()
+	return policy.Complete(e, states, policy.Sampling{}, maxLen)
 }
 
 // Decode turns sampled tokens into response text as a verifier reads it

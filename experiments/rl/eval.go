@@ -40,12 +40,11 @@ func Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Task, cfg EvalConfi
 // Evaluator evaluates the successive policies of a run. Each evaluation
 // samples from a new engine over the model's weights as they are then
 // (after any number of optimizer steps or a restore), which takes over the
-// KV caches and scratch buffers of the previous evaluation's engine
+// scratch buffers of the previous evaluation's engine
 // (policy.WithCachesFrom) instead of allocating them afresh: its results
-// are those of Evaluate, bit for bit. Between evaluations it holds those
-// buffers, as much memory as the caches of one evaluation's samples
-// (cfg.Prompts × cfg.Samples segments of max_position_embeddings
-// positions). The zero value is ready to use; an Evaluator is used by one
+// are those of Evaluate, bit for bit. Within an evaluation the batches of
+// samples reuse one another's KV caches; between evaluations it holds none
+// (policy.Engine.FreeCaches), only the scratch buffers. The zero value is ready to use; an Evaluator is used by one
 // goroutine at a time.
 type Evaluator struct {
 	engine *policy.Engine // the last evaluation's, holding its released caches
@@ -64,13 +63,8 @@ func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Tas
 		return r, err
 	}
 	r.Acc = acc
-	var states []policy.State
-	defer func() {
-		for _, st := range states {
-			st.Release()
-		}
-	}()
 	prompts := make([]task.Prompt, cfg.Prompts)
+	ids := make([][]int, cfg.Prompts)
 	maxLen := 0
 	for i := range prompts {
 		p, err := t.Prompt(task.Eval, seed, i)
@@ -78,31 +72,27 @@ func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Tas
 			return r, fmt.Errorf("evaluate: %w", err)
 		}
 		prompts[i] = p
-		ids, err := tok.EncodePrompt(p.Text)
-		if err != nil {
+		if ids[i], err = tok.EncodePrompt(p.Text); err != nil {
 			return r, fmt.Errorf("evaluate: prompt %q: %w", p.Text, err)
 		}
-		maxLen = max(maxLen, len(ids)+t.MaxResponseLen()+1)
-		root, err := e.Prefill(ids, policy.Stream{Seed: seed, ID: uint64(i)})
+		maxLen = max(maxLen, len(ids[i])+t.MaxResponseLen()+1)
+	}
+	maxLen = min(maxLen, m.Config.MaxSeq)
+	// The prompts' samples run in batches of at most policy.EvalBatch
+	// states, whose caches the next batch reuses: a state's tokens do not
+	// depend on the other states of its batch, so the results are those of
+	// one batch of all, in a fraction of the memory.
+	outs := make([][]policy.Token, 0, cfg.Prompts*cfg.Samples)
+	per := max(1, policy.EvalBatch/cfg.Samples)
+	for lo := 0; lo < cfg.Prompts; lo += per {
+		batch, err := sampleEvalBatch(e, ids, lo, min(lo+per, cfg.Prompts), cfg.Samples, sampling, seed, maxLen)
 		if err != nil {
-			return r, fmt.Errorf("evaluate: %w", err)
+			return r, err
 		}
-		for j := 0; j < cfg.Samples; j++ {
-			st, err := root.Fork(len(ids), policy.Stream{Seed: seed ^ 0xe7a1, ID: uint64(i*cfg.Samples + j)})
-			if err != nil {
-				root.Release()
-				return r, fmt.Errorf("evaluate: %w", err)
-			}
-			states = append(states, st)
-		}
-		// The forks hold copies of the prompt's cache: the next prompt
-		// reuses the root's.
-		root.Release()
+		outs = append(outs, batch...)
 	}
-	outs, err := policy.Complete(e, states, sampling, min(maxLen, m.Config.MaxSeq))
-	if err != nil {
-		return r, fmt.Errorf("evaluate: %w", err)
-	}
+	// Until the next evaluation the caches would only hold memory.
+	e.FreeCaches()
 	for i, p := range prompts {
 		verdicts := make([]task.Verdict, cfg.Samples)
 		correct := 0
@@ -127,6 +117,39 @@ func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Tas
 	r.PassAtK /= n
 	r.MajAtK /= n
 	return r, nil
+}
+
+// sampleEvalBatch samples the evaluation's responses to prompts [lo, hi)
+// (encoded in ids), samples of each, and releases their states.
+func sampleEvalBatch(e *policy.Engine, ids [][]int, lo, hi, samples int, sampling policy.Sampling, seed uint64, maxLen int) ([][]policy.Token, error) {
+	states := make([]policy.State, 0, (hi-lo)*samples)
+	defer func() {
+		for _, st := range states {
+			st.Release()
+		}
+	}()
+	for i := lo; i < hi; i++ {
+		root, err := e.Prefill(ids[i], policy.Stream{Seed: seed, ID: uint64(i)})
+		if err != nil {
+			return nil, fmt.Errorf("evaluate: %w", err)
+		}
+		for j := 0; j < samples; j++ {
+			st, err := root.Fork(len(ids[i]), policy.Stream{Seed: seed ^ 0xe7a1, ID: uint64(i*samples + j)})
+			if err != nil {
+				root.Release()
+				return nil, fmt.Errorf("evaluate: %w", err)
+			}
+			states = append(states, st)
+		}
+		// The forks hold copies of the prompt's cache: the next prompt
+		// reuses the root's.
+		root.Release()
+	}
+	outs, err := policy.Complete(e, states, sampling, maxLen)
+	if err != nil {
+		return nil, fmt.Errorf("evaluate: %w", err)
+	}
+	return outs, nil
 }
 
 // PassAtK is the unbiased estimator of pass@k from n samples of which c

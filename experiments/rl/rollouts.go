@@ -84,8 +84,8 @@ func (s *Setup) Rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 
 // rollouts is Rollouts on an engine over prev's caches (nil: fresh ones),
 // with forks[i] capping prompt i's forks (search.Prompt.LimitForks; nil:
-// no cap); it returns that engine, which holds the caches for the next
-// call.
+// no cap); it returns that engine, whose scratch buffers serve the next
+// call (its KV caches are dropped once the groups are made).
 func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, ids []int, prev *policy.Engine, forks []int) ([]ScoredGroup, *policy.Engine, error) {
 	est, err := search.NewEstimator(s.Train.Advantage)
 	if err != nil {
@@ -102,6 +102,9 @@ func (s *Setup) rollouts(ctx context.Context, step int, prompts []task.Prompt, i
 	if err != nil {
 		return nil, nil, fmt.Errorf("rl: generate: %w", err)
 	}
+	// The groups are made: their caches would only hold memory through
+	// the update. The next call's engine allocates anew.
+	engine.FreeCaches()
 	out := make([]ScoredGroup, len(groups))
 	for i, g := range groups {
 		if err := ScoreWithPenalty(s.Task, s.Reward, s.Tokenizer.ResponseText, prompts[i], g, est, s.overlongPenalty()); err != nil {
