@@ -91,7 +91,8 @@ type Result struct {
 	Duration  time.Duration
 }
 
-// Train pretrains a fresh model on the task's train-split demonstrations.
+// Train pretrains a fresh model on the task's train-split demonstrations
+// (drawn afresh at every use when the task is a task.DemoSampler).
 // onStep, if not nil, is called after every step. Cancelling ctx stops it
 // between steps with ctx's error.
 func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Result, error) {
@@ -131,9 +132,11 @@ func Train(ctx context.Context, t task.Task, cfg Config, onStep func(Step)) (*Re
 				return nil, fmt.Errorf("pretrain: %w", err)
 			}
 			next++
-			response := p.Demo
+			var response string
 			if rng.Float64() < cfg.FlawedShare {
 				response = t.FlawedDemo(p, rng)
+			} else {
+				response = task.DemoFor(t, p, rng) // p.Demo, or a fresh draw of a search task's choices
 			}
 			seqs[i], from[i], err = Encode(tok, p.Text, response)
 			if err != nil {

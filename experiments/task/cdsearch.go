@@ -45,6 +45,12 @@ type CountdownSearchParams struct {
 	// MaxResponse is the longest response in characters, in 16..1000;
 	// demonstrations are drawn to fit it. Default 120.
 	MaxResponse int `yaml:"max_response" json:"max_response"`
+	// NoPools leaves the pool "[...]" out after each step of the
+	// demonstrations (the verifier accepts steps with and without it): a
+	// shorter search whose characters are more often choices. Default
+	// false. (Left out of the encodings when false, so configs without it
+	// keep their run ids and cache keys.)
+	NoPools bool `yaml:"no_pools,omitempty" json:"no_pools,omitempty"`
 }
 
 // DefaultCountdownSearchParams returns the defaults: 4 numbers in 1..9,
@@ -154,14 +160,15 @@ func (m searchMove) after(pool []int64) []int64 {
 	return out
 }
 
-// writeStep writes "a op b=val" and, unless last, the pool "[...]".
+// writeStep writes "a op b=val" and, unless last or pool is nil, the pool
+// "[...]".
 func writeStep(sb *strings.Builder, m searchMove, pool []int64, last bool) {
 	sb.WriteString(strconv.FormatInt(m.a, 10))
 	sb.WriteByte(m.op)
 	sb.WriteString(strconv.FormatInt(m.b, 10))
 	sb.WriteByte('=')
 	sb.WriteString(strconv.FormatInt(m.val, 10))
-	if !last {
+	if !last && pool != nil {
 		sb.WriteByte('[')
 		for k, v := range pool {
 			if k > 0 {
@@ -174,10 +181,11 @@ func writeStep(sb *strings.Builder, m searchMove, pool []int64, last bool) {
 }
 
 // demo runs a depth-first search over nums in an order drawn from rng: at
-// each pool it finishes when one step reaches the target, abandons the
-// attempt when two numbers are left, and otherwise tries the steps in a
-// random order. It returns "" when the search needs more than MaxDeadEnds
-// dead ends or a longer response than MaxResponse.
+// each pool it finishes with a step that reaches the target (one drawn
+// uniformly when several do), abandons the attempt when two numbers are
+// left, and otherwise tries the steps in an order drawn uniformly. It
+// returns "" when the search needs more than MaxDeadEnds dead ends or a
+// longer response than MaxResponse.
 func (t *CountdownSearch) demo(nums []int64, target int64, rng *rand.Rand) string {
 	var sb strings.Builder
 	type frame struct {
@@ -194,21 +202,29 @@ func (t *CountdownSearch) demo(nums []int64, target int64, rng *rand.Rand) strin
 			if k > 0 {
 				sb.WriteByte(',')
 			}
-			writeStep(&sb, f.m, f.pool, false)
+			pool := f.pool
+			if t.p.NoPools {
+				pool = nil
+			}
+			writeStep(&sb, f.m, pool, false)
 		}
 	}
 	var dfs func(pool []int64) bool
 	dfs = func(pool []int64) bool {
 		moves := searchMoves(pool)
+		var finish []searchMove
 		for _, m := range moves {
 			if m.val == target {
-				writePath()
-				if len(path) > 0 {
-					sb.WriteByte(',')
-				}
-				writeStep(&sb, m, nil, true)
-				return true
+				finish = append(finish, m)
 			}
+		}
+		if len(finish) > 0 {
+			writePath()
+			if len(path) > 0 {
+				sb.WriteByte(',')
+			}
+			writeStep(&sb, finish[rng.IntN(len(finish))], nil, true)
+			return true
 		}
 		if len(pool) <= 2 {
 			if len(path) > 0 {
@@ -307,6 +323,24 @@ func (t *CountdownSearch) Prompt(split Split, seed uint64, i int) (Prompt, error
 		}
 		return Prompt{}, fmt.Errorf("no problem with a search of at most %d dead ends and %d characters in 1000 draws", t.p.MaxDeadEnds, t.p.MaxResponse)
 	})
+}
+
+// SampleDemo implements DemoSampler: a search drawn from rng (the first
+// of demoTries draws that fits MaxDeadEnds and MaxResponse), or p.Demo if
+// none does. Each draw tries the steps at every pool in a uniformly drawn
+// order, so the pair and the operation an attempt starts with are spread
+// over every valid step.
+func (t *CountdownSearch) SampleDemo(p Prompt, rng *rand.Rand) string {
+	q, ok := problemOf(p, t.cd.parse)
+	if !ok {
+		return p.Demo
+	}
+	for range demoTries {
+		if d := t.demo(q.nums, q.target, rng); d != "" {
+			return d
+		}
+	}
+	return p.Demo
 }
 
 // ParsePrompt reads a countdown prompt. The demo is the problem's

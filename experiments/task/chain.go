@@ -30,6 +30,13 @@ type ChainParams struct {
 	MinOps int `yaml:"min_ops" json:"min_ops"`
 	// MaxOps is the most operations in a chain, in MinOps..12. Default 8.
 	MaxOps int `yaml:"max_ops" json:"max_ops"`
+	// Detours is the most restatements (a step repeated without doing an
+	// operation, pure waste) a response may hold and a drawn
+	// demonstration holds, in 0..8 (see Chain.NeededLen); 0, the default,
+	// is the plain task. (Left
+	// out of the encodings when 0, so configs without it keep their run
+	// ids and cache keys.)
+	Detours int `yaml:"detours,omitempty" json:"detours,omitempty"`
 }
 
 // DefaultChainParams returns the defaults: chains of 6 to 8 operations
@@ -46,6 +53,8 @@ func (p ChainParams) Validate() error {
 		return fmt.Errorf("chain: min_ops = %d, want ≥ 2", p.MinOps)
 	case p.MaxOps < p.MinOps || p.MaxOps > chainMaxOps:
 		return fmt.Errorf("chain: max_ops = %d, want min_ops (%d)..%d", p.MaxOps, p.MinOps, chainMaxOps)
+	case p.Detours < 0 || p.Detours > chainMaxDetours:
+		return fmt.Errorf("chain: detours = %d, want 0..%d", p.Detours, chainMaxDetours)
 	}
 	return nil
 }
@@ -100,7 +109,7 @@ func (t *Chain) MaxPromptLen() int { return 2 + 2*t.p.MaxOps }
 // flawed demonstration's, or a policy's, values may leave 10..99).
 func (t *Chain) MaxResponseLen() int {
 	n := t.p.MaxOps
-	return n*n + 9*n - 1
+	return n*n + 9*n - 1 + t.p.Detours*chainRestatementLen(n)
 }
 
 // Prompt returns prompt i of a split.
@@ -263,7 +272,13 @@ func (t *Chain) Verify(p Prompt, response string) Verdict {
 	if v, ok := screen(response, t.MaxResponseLen()); !ok {
 		return v
 	}
-	ans, ok := chainSteps(response, len(q.ops))
+	steps := response
+	if t.p.Detours > 0 {
+		if steps, ok = dropRestatements(response, t.p.Detours); !ok {
+			return Verdict{Reason: ParseError}
+		}
+	}
+	ans, ok := chainSteps(steps, len(q.ops))
 	if !ok {
 		return Verdict{Reason: ParseError}
 	}

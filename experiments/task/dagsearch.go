@@ -11,10 +11,9 @@ import (
 // DAGSearchParams are the parameters of the "dag_search" task.
 //
 // A prompt is a directed graph in layers on lettered nodes, written as
-// adjacency lists in a random order of nodes ("acf": a to c and a to f,
-// the successors in alphabetical order; a node without successors is left
-// out), then ":", the start, ">" and the goal: "abc bd cef eg:a>g". The start is the only node of the first
-// layer, the goal one node of the last; every edge goes from one layer to
+// its edges in a random order ("ac": a to c), then ":", the start, ">" and
+// the goal: "ab ac bd ce cf eg:a>g". The start is the only node of the
+// first layer, the goal one node of the last; every edge goes from one layer to
 // the next, so every route from start to goal is a shortest one, and there
 // are usually several. Nodes without a way on (and the other nodes of the
 // last layer) are dead ends. The response is a depth-first search written
@@ -22,10 +21,16 @@ import (
 // nodes, an abandoned one ending with "!", the last one reaching the goal;
 // then ":" and that route again:
 //
-//	abc bd cef eg:a>g → "abd!;acf!;aceg:aceg"
+//	ab ac bd ce cf eg:a>g → "abd!;acf!;aceg:aceg"
 //
 // The reasoning branches: at a node with several successors the next one
 // is a real choice, and some choices are dead ends found only further on.
+// Demonstrations drawn for pretraining (SampleDemo) take each choice
+// uniformly among the successors not yet tried. A node's successors are
+// the letters that follow it in the prompt's edges, which a small
+// transformer can look up by matching the letter (a format of adjacency
+// lists, "acf", asked for a second hop to read all of them and was not
+// learnt by the tiny policy).
 type DAGSearchParams struct {
 	// Layers after the start's, in 2..6; the goal is in the last one.
 	// Default 4.
@@ -85,13 +90,13 @@ func (t *DAGSearch) Name() string { return "dag_search" }
 // Params returns the task's parameters.
 func (t *DAGSearch) Params() DAGSearchParams { return t.p }
 
-// MaxPromptLen is that of a list for every node but the last layer's (the
-// start's of Width successors, the others' of at most three), spaces
-// between them, and 4 for ":s>g".
+// MaxPromptLen is that of the most edges a graph has (Width from the
+// start, at most three from every other node but the last layer's), two
+// letters each and spaces between them, and 4 for ":s>g".
 func (t *DAGSearch) MaxPromptLen() int {
 	W, L := t.p.Width, t.p.Layers
-	lists := 1 + (L-1)*W
-	return 1 + W + (L-1)*W*(1+min(3, W)) + lists - 1 + 4
+	edges := W + (L-1)*W*min(3, W)
+	return 3*edges - 1 + 4
 }
 
 // MaxResponseLen has room for MaxDeadEnds+2 full attempts (each Layers+1
@@ -198,22 +203,16 @@ func (q *dagProblem) reachesGoal() (reach [26]bool, routes int) {
 	return reach, routes
 }
 
-// text writes the adjacency lists in an order of nodes drawn from rng,
-// then ":s>g".
+// text writes the edges in an order drawn from rng, then ":s>g".
 func (q *dagProblem) text(rng *rand.Rand) string {
-	var lists []string
+	var edges []string
 	for u := range 26 {
-		if q.out[u] == 0 {
-			continue
-		}
-		l := []byte{byte('a' + u)}
 		for v := q.out[u]; v != 0; v &= v - 1 {
-			l = append(l, byte('a'+bits.TrailingZeros32(v)))
+			edges = append(edges, string([]byte{byte('a' + u), byte('a' + bits.TrailingZeros32(v))}))
 		}
-		lists = append(lists, string(l))
 	}
-	rng.Shuffle(len(lists), func(i, j int) { lists[i], lists[j] = lists[j], lists[i] })
-	return strings.Join(lists, " ") + ":" + string(rune('a'+q.start)) + ">" + string(rune('a'+q.goal))
+	rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+	return strings.Join(edges, " ") + ":" + string(rune('a'+q.start)) + ">" + string(rune('a'+q.goal))
 }
 
 // searchDemo is the demonstration of a problem: a depth-first search whose
@@ -226,7 +225,29 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 		h.Write([]byte{byte(o), byte(o >> 8), byte(o >> 16), byte(o >> 24)})
 	}
 	h.Write([]byte{byte(q.start), byte(q.goal)})
-	rng := rand.New(rand.NewPCG(mix64(h.Sum64()), 0xda9))
+	return t.demo(q, rand.New(rand.NewPCG(mix64(h.Sum64()), 0xda9)))
+}
+
+// SampleDemo implements DemoSampler: a depth-first search whose order of
+// successors at every node is drawn uniformly from rng (the first of
+// demoTries draws within MaxDeadEnds dead ends), or p.Demo if none fits.
+func (t *DAGSearch) SampleDemo(p Prompt, rng *rand.Rand) string {
+	q, ok := problemOf(p, t.parse)
+	if !ok {
+		return p.Demo
+	}
+	for range demoTries {
+		if d := t.demo(q, rng); d != "" {
+			return d
+		}
+	}
+	return p.Demo
+}
+
+// demo is a depth-first search from the start that tries the successors of
+// each node in an order drawn from rng, written out, or "" when it needs
+// more than MaxDeadEnds dead ends.
+func (t *DAGSearch) demo(q *dagProblem, rng *rand.Rand) string {
 	var sb strings.Builder
 	var path []byte
 	deadEnds := 0
@@ -274,8 +295,7 @@ func (t *DAGSearch) searchDemo(q *dagProblem) string {
 	return sb.String()
 }
 
-// ParsePrompt reads adjacency lists "uvw" (a node, then its successors;
-// letters of at most 26 nodes, no node listed twice, no edge twice or to
+// ParsePrompt reads edges "uv" separated by spaces (no edge twice or to
 // itself), ":", the start, ">" and the goal. It does not check that the
 // graph is layered; the demo is "" when the goal cannot be reached within
 // MaxDeadEnds dead ends.
@@ -291,28 +311,20 @@ func (t *DAGSearch) parse(text string) (*dagProblem, error) {
 	if err := checkPromptText(text, t.MaxPromptLen()); err != nil {
 		return nil, fmt.Errorf("dag_search prompt %q: %w", text, err)
 	}
-	lists, ends, ok := strings.Cut(text, ":")
+	edges, ends, ok := strings.Cut(text, ":")
 	if !ok || len(ends) != 3 || ends[1] != '>' || !isLower(ends[0]) || !isLower(ends[2]) || ends[0] == ends[2] {
-		return nil, fmt.Errorf("dag_search prompt %q: want adjacency lists, then \":s>g\" with two different nodes", text)
+		return nil, fmt.Errorf("dag_search prompt %q: want edges, then \":s>g\" with two different nodes", text)
 	}
 	q := &dagProblem{start: int(ends[0] - 'a'), goal: int(ends[2] - 'a')}
-	var listed uint32
-	for _, l := range strings.Split(lists, " ") {
-		if len(l) < 2 || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz") != "" {
-			return nil, fmt.Errorf("dag_search prompt %q: list %q is not a node and its successors", text, l)
+	for _, e := range strings.Split(edges, " ") {
+		if len(e) != 2 || !isLower(e[0]) || !isLower(e[1]) {
+			return nil, fmt.Errorf("dag_search prompt %q: %q is not an edge of two node letters", text, e)
 		}
-		u := int(l[0] - 'a')
-		if listed&(1<<u) != 0 {
-			return nil, fmt.Errorf("dag_search prompt %q: node %c listed twice", text, l[0])
+		u, v := int(e[0]-'a'), int(e[1]-'a')
+		if u == v || q.out[u]&(1<<v) != 0 {
+			return nil, fmt.Errorf("dag_search prompt %q: edge %q twice or from a node to itself", text, e)
 		}
-		listed |= 1 << u
-		for _, c := range []byte(l[1:]) {
-			v := int(c - 'a')
-			if v == u || q.out[u]&(1<<v) != 0 {
-				return nil, fmt.Errorf("dag_search prompt %q: list %q has %c twice or as its own successor", text, l, c)
-			}
-			q.out[u] |= 1 << v
-		}
+		q.out[u] |= 1 << v
 	}
 	return q, nil
 }

@@ -8,7 +8,7 @@ import (
 
 func TestDAGSearchVerify(t *testing.T) {
 	tk, _ := NewDAGSearch(DefaultDAGSearchParams())
-	p, err := tk.ParsePrompt("abc bd cef eg:a>g")
+	p, err := tk.ParsePrompt("ab ac bd ce cf eg:a>g")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestDAGSearchParams(t *testing.T) {
 		}
 	}
 	tk, _ := New("dag_search", nil)
-	for _, text := range []string{"ab:a>a", "ab ab:a>b", "aa:a>b", "abb:a>b", "ab:a-b", "ab bc", "a bc:a>c", "ab:A>b", "ab1:a>b"} {
+	for _, text := range []string{"ab:a>a", "ab ab:a>b", "aa:a>b", "abb:a>b", "abc bd:a>d", "ab  bc:a>c", "ab:a-b", "ab bc", "a bc:a>c", "ab:A>b", "ab1:a>b"} {
 		if _, err := tk.ParsePrompt(text); err == nil {
 			t.Errorf("ParsePrompt(%q) gave no error", text)
 		}

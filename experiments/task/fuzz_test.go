@@ -133,9 +133,20 @@ func FuzzVerifyCountdownSearch(f *testing.F) {
 func FuzzVerifyDAGSearch(f *testing.F) {
 	tk, _ := New("dag_search", nil)
 	fuzzVerify(f, tk,
-		[]string{"abc bd cef eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b", "abb:a>b"},
+		[]string{"ab ac bd ce cf eg:a>g", "abc bd cef eg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ab:a>b", "abb:a>b"},
 		append([]string{
 			"abd!;acf!;aceg:aceg", "aceg:aceg", "aceg!:aceg", ";:", "!:", "a:a", "abab:abab", "abd!;;aceg:aceg",
 			"aceg:", ":aceg", "aceg:aceg:", "zz!;aceg:aceg",
+		}, nasty...))
+}
+
+func FuzzVerifyChainDetours(f *testing.F) {
+	tk, _ := New("chain", ChainParams{MinOps: 3, MaxOps: 8, Detours: 3})
+	fuzzVerify(f, tk,
+		[]string{"47+8-5+9", "99-9-9-9", "10+1+1", "47+8-5+9+1+1+1+1+1"},
+		append([]string{
+			"47+8=55-5+9 55-5+9 55-5=50+9 50+9=59", "47+8=55-5+9 55-5=50+9 50+9 50+9 50+9 50+9=59",
+			"47+8=55-5+9 55-5 55-5=50+9 50+9=59", " ", "  ", "=", "47+8=55-5+9 55-5=50+9 50+9=59 59",
+			"55-5+9 47+8=55-5+9 55-5=50+9 50+9=59",
 		}, nasty...))
 }

@@ -20,14 +20,21 @@
 //   - "chain" (ChainParams): a chain of one-digit additions and
 //     subtractions worked out one step at a time, each step rewriting the
 //     operations still to do (77 to 119 characters with the defaults), a
-//     long reasoning chain with a decisive value at each step;
+//     long reasoning chain with a decisive value at each step; with
+//     Detours > 0 a test bed for length caps, whose responses may restate
+//     a step (pure waste) and whose needed length is known per prompt
+//     (Chain.NeededLen);
 //   - "countdown_search" (CountdownSearchParams): countdown solved by a
 //     depth-first search written out, abandoned attempts and all, so the
 //     reasoning itself branches: several valid next steps, some of them
 //     dead ends;
 //   - "dag_search" (DAGSearchParams): a route through a layered directed
-//     graph found by a depth-first search written out, several shortest
-//     routes and dead ends among the choices.
+//     graph given as its edges, found by a depth-first search written
+//     out, several shortest routes and dead ends among the choices.
+//
+// The two search tasks are DemoSamplers: pretraining draws a fresh search
+// order for every demonstration, so the base policy learns the choices as
+// a spread distribution.
 //
 // A ninth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a

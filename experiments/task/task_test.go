@@ -33,7 +33,9 @@ func allTasks(t testing.TB) []Task {
 		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 2}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 12}},
+		{"chain", ChainParams{MinOps: 2, MaxOps: 12, Detours: 8}},
 		{"countdown_search", CountdownSearchParams{Numbers: 3, MinNumber: 1, MaxNumber: 20, MinTarget: 1, MaxTarget: 200, MaxDeadEnds: 0, MaxResponse: 60}},
+		{"countdown_search", CountdownSearchParams{Numbers: 3, MinNumber: 1, MaxNumber: 9, MinTarget: 10, MaxTarget: 60, MaxDeadEnds: 3, MaxResponse: 64, NoPools: true}},
 		{"dag_search", DAGSearchParams{Layers: 2, Width: 2, MaxDeadEnds: 0}},
 		{"dag_search", DAGSearchParams{Layers: 6, Width: 4, MaxDeadEnds: 8}},
 	}
