@@ -170,19 +170,18 @@ func WriteConfig(w io.Writer, name string, s Step, m Model) error {
 // lengths, on the fitted constants and on roofline machines, and the
 // balance at which it reaches one half.
 func writeCrossover(b *strings.Builder, step func(NamedShape, int) Step, m Model) {
-	header := func(title string) {
-		fmt.Fprintf(b, "| %s |", title)
-		for _, r := range crossLengths {
-			fmt.Fprintf(b, " %d |", r)
-		}
-		fmt.Fprintf(b, "\n|---|")
-		for range crossLengths {
-			fmt.Fprintf(b, "---|")
-		}
-		fmt.Fprintf(b, "\n")
+	header := func(title string, cols []string) {
+		fmt.Fprintf(b, "| %s | %s |\n|---|%s\n", title, strings.Join(cols, " | "), strings.Repeat("---|", len(cols)))
+	}
+	var lengths, balances []string
+	for _, r := range crossLengths {
+		lengths = append(lengths, fmt.Sprint(r))
+	}
+	for _, bal := range crossBalances {
+		balances = append(balances, fmt.Sprint(bal))
 	}
 	fmt.Fprintf(b, "Generation's share of the step on this machine (fitted constants), by model and response length:\n\n")
-	header("model \\ response tokens")
+	header("model \\ response tokens", lengths)
 	var firstOver []string
 	for _, sh := range Shapes() {
 		fmt.Fprintf(b, "| %s |", sh.Name)
@@ -202,7 +201,7 @@ func writeCrossover(b *strings.Builder, step func(NamedShape, int) Step, m Model
 	}
 	fmt.Fprintf(b, "\nOn this machine generation is the larger share for: %s.\n\n", strings.Join(firstOver, "; "))
 	fmt.Fprintf(b, "Hardware balance (peak FLOP/s ÷ bytes/s) above which generation is the larger share on a roofline machine (— : not between 1 and 10,000 FLOP/byte):\n\n")
-	header("model \\ response tokens")
+	header("model \\ response tokens", lengths)
 	for _, sh := range Shapes() {
 		fmt.Fprintf(b, "| %s |", sh.Name)
 		for _, r := range crossLengths {
@@ -218,15 +217,8 @@ func writeCrossover(b *strings.Builder, step func(NamedShape, int) Step, m Model
 		}
 		fmt.Fprintf(b, "\n")
 	}
-	fmt.Fprintf(b, "\nGeneration's roofline share at response length 512, by balance:\n\n| model \\ FLOP/byte |")
-	for _, bal := range crossBalances {
-		fmt.Fprintf(b, " %g |", bal)
-	}
-	fmt.Fprintf(b, "\n|---|")
-	for range crossBalances {
-		fmt.Fprintf(b, "---|")
-	}
-	fmt.Fprintf(b, "\n")
+	fmt.Fprintf(b, "\nGeneration's roofline share at response length 512, by balance:\n\n")
+	header("model \\ FLOP/byte", balances)
 	for _, sh := range Shapes() {
 		fmt.Fprintf(b, "| %s |", sh.Name)
 		for _, bal := range crossBalances {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
 )
 
@@ -18,24 +17,17 @@ func (m *Model) Loss(seqs [][]int, labels []bool) (mat.Tensor, []float64, error)
 	if len(seqs) != len(labels) {
 		return nil, nil, fmt.Errorf("reward loss: %d sequences, %d labels", len(seqs), len(labels))
 	}
-	b, err := m.Body.NewBatch(seqs)
+	h, err := m.newHead(seqs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reward loss: %w", err)
 	}
-	h := &head{hidden: m.Body.Hidden(b), w: m.Weight, bias: m.Bias, dim: m.Body.Config.Dim, rows: make([]int, len(seqs))}
 	f := &headBCE{head: h, y: make([]float32, len(seqs))}
-	for i, s := range seqs {
-		h.rows[i] = b.Row(i, len(s)-1)
-		if labels[i] {
+	for i, l := range labels {
+		if l {
 			f.y[i] = 1
 		}
 	}
-	loss := ag.NewOperator(f).Run()
-	logits := make([]float64, len(f.z))
-	for i, z := range f.z {
-		logits[i] = float64(z)
-	}
-	return loss, logits, nil
+	return h.run(f)
 }
 
 // headBCE is loss = mean_i BCE(σ(z_i), y_i) with z_i = w·h[rows[i]] + b:

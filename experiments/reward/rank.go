@@ -274,21 +274,11 @@ func TrainRanking(ctx context.Context, m *Model, groups []Group, cfg RankConfig,
 // plus bce times the candidates' mean binary cross-entropy; and each
 // candidate's logit.
 func (m *Model) rankLoss(seqs [][]int, labels []bool, prompt []int, bce float64) (mat.Tensor, []float64, error) {
-	b, err := m.Body.NewBatch(seqs)
+	h, err := m.newHead(seqs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ranking loss: %w", err)
 	}
-	h := &head{hidden: m.Body.Hidden(b), w: m.Weight, bias: m.Bias, dim: m.Body.Config.Dim, rows: make([]int, len(seqs))}
-	for i, s := range seqs {
-		h.rows[i] = b.Row(i, len(s)-1)
-	}
-	f := &headRank{head: h, labels: labels, prompt: prompt, bce: bce}
-	loss := ag.NewOperator(f).Run()
-	logits := make([]float64, len(h.z))
-	for i, z := range h.z {
-		logits[i] = float64(z)
-	}
-	return loss, logits, nil
+	return h.run(&headRank{head: h, labels: labels, prompt: prompt, bce: bce})
 }
 
 // headRank is the pairwise loss (and the weighted BCE) over the scalar
@@ -363,6 +353,31 @@ type head struct {
 	dim     int
 	rows    []int     // the row of each sequence's last position
 	z       []float32 // logits, kept for the backward pass
+}
+
+// newHead runs the body's forward pass over seqs and returns the head on
+// each sequence's last row.
+func (m *Model) newHead(seqs [][]int) (*head, error) {
+	b, err := m.Body.NewBatch(seqs)
+	if err != nil {
+		return nil, err
+	}
+	h := &head{hidden: m.Body.Hidden(b), w: m.Weight, bias: m.Bias, dim: m.Body.Config.Dim, rows: make([]int, len(seqs))}
+	for i, s := range seqs {
+		h.rows[i] = b.Row(i, len(s)-1)
+	}
+	return h, nil
+}
+
+// run runs the loss f built on h and returns it with each sequence's
+// logit.
+func (f *head) run(loss ag.AutoGradFunction) (mat.Tensor, []float64, error) {
+	out := ag.NewOperator(loss).Run()
+	logits := make([]float64, len(f.z))
+	for i, z := range f.z {
+		logits[i] = float64(z)
+	}
+	return out, logits, nil
 }
 
 // Operands are the autograd operands of a loss built on the head.

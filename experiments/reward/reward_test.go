@@ -175,11 +175,7 @@ func TestHeadGradients(t *testing.T) {
 }
 
 // lossFunc is an autograd function of the head's operands.
-type lossFunc interface {
-	Operands() []mat.Tensor
-	Forward() (mat.Tensor, error)
-	Backward(gy mat.Tensor) error
-}
+type lossFunc = ag.AutoGradFunction
 
 // TestTrainSeparatesCorrectFromFlawed trains a small reward model from
 // scratch on demonstrations (label 1) and flawed demonstrations (label 0)
