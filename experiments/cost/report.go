@@ -97,8 +97,24 @@ func WriteReport(w io.Writer, sw Sweep, m Model, path string) error {
 		}
 	}
 	fmt.Fprintf(&b, "%d points: the tiny, small and medium models (random weights) at batch sizes 8–128 and response lengths 32–512, prompts of %d tokens; %d points fitted (batch 8, 32, 128 × response 32, 128, 512, where measured), %d held out. ", len(sw.Samples), PromptLen, fit, len(sw.Samples)-fit)
-	fmt.Fprintf(&b, "The grid is capped so that it finishes on a shared machine: tiny runs the whole grid, small up to batch × response = 8,192, medium up to 2,048 and batch 8 at 512 (medium at 512 × 128 alone would cost about as much as the whole sweep). ")
-	fmt.Fprintf(&b, "Each phase's CPU time of the process (policy/cputime) on one core, the median of up to %d runs (fewer once a run took %g CPU s). The machine has %d CPUs shared with other jobs: load average %.1f when the sweep started, %.1f when it ended, %.0f s of wall time; CPU time is steadier than wall time under load but not immune to it (caches and memory bandwidth are shared).\n\n", sw.Repeats, sw.Budget, sw.CPUs, sw.LoadStart, sw.LoadEnd, sw.WallS)
+	fmt.Fprintf(&b, "The grid is capped so that it finishes on a shared, heavily loaded machine: tiny up to batch × response = %d (all but batch 128 at 512 tokens), small up to %d, medium up to %d and batch 8 at 256 tokens; medium at 512 × 128 alone would take longer than the whole sweep, so the largest shapes are extrapolated, not measured. ", gridCaps["tiny"], gridCaps["small"], gridCaps["medium"])
+	fmt.Fprintf(&b, "Each phase's CPU time of the process (policy/cputime) on one core, the median of up to %d runs (fewer once a run took %g CPU s; the runs column below). ", sw.Repeats, sw.Budget)
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, s := range sw.Samples {
+		if s.Load > 0 {
+			lo, hi, n = min(lo, s.Load), max(hi, s.Load), n+1
+		}
+	}
+	fmt.Fprintf(&b, "The machine has %d CPUs shared with other jobs", sw.CPUs)
+	if n > 0 {
+		fmt.Fprintf(&b, ": its one-minute load average was between %.0f and %.0f after the %d points whose load was recorded (of %d)", lo, hi, n, len(sw.Samples))
+	}
+	if sw.Resumed > 0 {
+		fmt.Fprintf(&b, "; the sweep was stopped and resumed %d time(s), %.0f s of wall time recorded", sw.Resumed, sw.WallS)
+	} else {
+		fmt.Fprintf(&b, "; %.0f s of wall time", sw.WallS)
+	}
+	fmt.Fprintf(&b, ". CPU time is steadier than wall time under load but not immune to it: caches and memory bandwidth are shared, so repeated points differ by tens of percent.\n\n")
 	fmt.Fprintf(&b, "## Assumptions\n\n%s\n\n", assumptions)
 	fmt.Fprintf(&b, "## Fit\n\n| phase | achieved GFLOP/s (1/s per FLOP) | GB/s (1/s per byte) | µs per call | RMS relative error, %d fitted points |\n|---|---|---|---|---|\n", m.Points)
 	for p := range NumPhases {
