@@ -28,6 +28,8 @@
 //	sample        one rollout group on one prompt, exactly as a run makes it
 //	passrate      PassRate against generated tokens: i.i.d. sampling against trees
 //	ttc           test-time compute: best-of-N, majority vote and trees at answer time
+//	rm-quality    best-of-N over reward-model quality: a ranking reward model's checkpoints
+//	cost          a cost model of the RL step: per-phase FLOPs, bytes, fitted time; where generation dominates
 //	serve         an OpenAI-compatible completions server over a checkpoint
 //	task          the bundled tasks: their prompts, demonstrations and verifiers
 //	model         create and inspect policy checkpoints
@@ -42,7 +44,7 @@
 //
 //	| flag | means | in |
 //	| --- | --- | --- |
-//	| --set dotted.key=value | a config override (repeatable); the value in YAML syntax | run, pretrain, reward-model, config show, sample, passrate |
+//	| --set dotted.key=value | a config override (repeatable); the value in YAML syntax | run, pretrain, reward-model, config show, sample, passrate, cost, rm-quality |
 //	| --checkpoint DIR | a policy checkpoint to read | model logits, model sample, model export, sample, ttc, serve |
 //	| --policy URL, --model NAME | instead of --checkpoint: the policy behind an OpenAI-compatible server (--timeout, --concurrency, --retries, --max-answer-mib tune its client; --api-key-env names the key variable) | sample, ttc, passrate |
 //	| --config FILE | take the task (and, for sample, everything) from an experiment config | sample, ttc, task show, task verify |
@@ -52,7 +54,7 @@
 //	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate |
 //	| --temperature, --top-k, --top-p | sampling | model sample, sample, ttc |
 //	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite, plan, verdict and every reading command |
-//	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, suite, pretrain, reward-model, sample, passrate |
+//	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, suite, pretrain, reward-model, sample, passrate, rm-quality |
 //
 // Exit status: 0 on success, 2 for bad usage or input (a message names the flag, key, file,
 // line or value), 1 for a failure while running, 130 when interrupted. A mistyped command, flag,
@@ -378,6 +380,41 @@
 // --param key=value sets a task parameter, as in rollout task.
 // --policy URL --model NAME measures a policy behind an OpenAI-compatible server instead (see
 // Remote policies).
+//
+// # rollout rm-quality: best-of-N over reward-model quality
+//
+//	rollout rm-quality experiments/configs/econ/ttc.yaml --checkpoints DIR --out results/rm_quality.md
+//
+// Trains a reward model to order one prompt's candidates: the config's base policy samples
+// --samples candidates for each of --train-prompts train prompts, the verifier labels them,
+// and a copy of the policy with a scalar head is trained with a pairwise (Bradley–Terry) loss,
+// −log σ(z_right − z_wrong) over every (right, wrong) pair of one prompt (--prompts-per-step
+// prompts a step, up to --per-label right and wrong candidates each; --bce adds a weighted
+// pointwise term). A checkpoint every --every steps (and the untrained head at step 0) goes
+// to --checkpoints DIR/step-NNNNN/ with its within-prompt AUC on --held-out-prompts eval
+// prompts; then each checkpoint selects best-of-N (--n) among the base policy's candidates at
+// answer time for every --seeds seed, as rollout ttc does, beside the verifier's choice and
+// majority vote (--measure-steps: only those checkpoints). The markdown report (--out, else
+// standard output) is the test-time compute result as a curve over reward-model quality;
+// results/ttc.md is not touched. --evaluate measures the checkpoints already in DIR again
+// without training (give the flags the training had: the report describes them).
+//
+// # rollout cost: a cost model of the RL step
+//
+//	rollout cost --measure results/cost_model.json     # the measurement sweep (minutes, one core)
+//	rollout cost --validate > results/cost_model.md    # fit, held-out validation, crossovers
+//	rollout cost experiments/configs/quickstart.yaml   # one config's predicted phase shares
+//
+// Counts each phase of an RL step — prefill, decode, scoring (π_old's log-probs), the update's
+// forward and backward passes — in FLOPs (policy.Config.ForwardFLOPs; rl.Config's passes)
+// and bytes moved, and predicts its time as FLOPs·a + bytes·b + calls·c with three constants
+// per phase fitted to the CPU time of the tiny, small and medium models at batch sizes 8–128
+// and response lengths 32–512 (--measurements, default results/cost_model.json; the held-out
+// points validate the fit). For a config it prints, with its assumptions, each phase's
+// predicted share of one step (every response at the cap), and generation's share over model
+// sizes, response lengths and hardware balance (peak FLOP/s ÷ bytes/s on a roofline machine),
+// with the balance above which generation is the larger share. --repeats and --budget set how
+// many runs of a point --measure takes the median of.
 //
 // # rollout passrate: what sampling alone buys (TreeRL Fig. 1, left)
 //

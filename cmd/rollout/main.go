@@ -105,7 +105,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = suggestionDistance
 	root.AddCommand(newModelCmd(), newTaskCmd(), newSampleCmd(), newPretrainCmd(), newRewardModelCmd(), newConfigCmd(), newTTCCmd(), newRunCmd(), newSuiteCmd(), newPlanCmd(), newVerdictCmd())
-	root.AddCommand(newServeCmd(), newPassrateCmd())
+	root.AddCommand(newServeCmd(), newPassrateCmd(), newCostCmd(), newRMQualityCmd())
 	root.AddCommand(newReadCmds()...)
 	root.AddCommand(newCheckCmd())
 	root.AddCommand(newUICmd(), newNoteCmd())

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
-	"github.com/nlpodyssey/spago/nn"
 )
 
 // Loss returns the mean binary cross-entropy of the reward model on a batch
@@ -19,53 +17,30 @@ func (m *Model) Loss(seqs [][]int, labels []bool) (mat.Tensor, []float64, error)
 	if len(seqs) != len(labels) {
 		return nil, nil, fmt.Errorf("reward loss: %d sequences, %d labels", len(seqs), len(labels))
 	}
-	b, err := m.Body.NewBatch(seqs)
+	h, err := m.newHead(seqs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reward loss: %w", err)
 	}
-	f := &headBCE{
-		hidden: m.Body.Hidden(b),
-		w:      m.Weight,
-		bias:   m.Bias,
-		dim:    m.Body.Config.Dim,
-		rows:   make([]int, len(seqs)),
-		y:      make([]float32, len(seqs)),
-	}
-	for i, s := range seqs {
-		f.rows[i] = b.Row(i, len(s)-1)
-		if labels[i] {
+	f := &headBCE{head: h, y: make([]float32, len(seqs))}
+	for i, l := range labels {
+		if l {
 			f.y[i] = 1
 		}
 	}
-	loss := ag.NewOperator(f).Run()
-	logits := make([]float64, len(f.z))
-	for i, z := range f.z {
-		logits[i] = float64(z)
-	}
-	return loss, logits, nil
+	return h.run(f)
 }
 
 // headBCE is loss = mean_i BCE(σ(z_i), y_i) with z_i = w·h[rows[i]] + b:
 // the scalar head and binary cross-entropy in one autograd function.
 type headBCE struct {
-	hidden  mat.Tensor // [rows, dim]
-	w, bias *nn.Param  // [1, dim], [1, 1]
-	dim     int
-	rows    []int     // the row of each sequence's last position
-	y       []float32 // labels, 0 or 1
-	z       []float32 // logits, kept for the backward pass
+	*head
+	y []float32 // labels, 0 or 1
 }
 
-func (f *headBCE) Operands() []mat.Tensor { return []mat.Tensor{f.hidden, f.w, f.bias} }
-
 func (f *headBCE) Forward() (mat.Tensor, error) {
-	h, w := mat.Data[float32](f.hidden.Value()), mat.Data[float32](f.w.Value())
-	b := mat.Data[float32](f.bias.Value())[0]
-	f.z = make([]float32, len(f.rows))
+	f.logits()
 	var sum float64
-	for i, r := range f.rows {
-		z := dot(w, h[r*f.dim:(r+1)*f.dim]) + b
-		f.z[i] = z
+	for i, z := range f.z {
 		sum += bce(float64(z), float64(f.y[i]))
 	}
 	return mat.Scalar(float32(sum / float64(len(f.rows)))), nil
@@ -79,35 +54,10 @@ func bce(z, y float64) float64 {
 
 func (f *headBCE) Backward(gy mat.Tensor) error {
 	g := mat.Data[float32](gy.Value())[0] / float32(len(f.rows))
-	h, w := mat.Data[float32](f.hidden.Value()), mat.Data[float32](f.w.Value())
-	gw := make([]float32, f.dim)
-	var gb float32
-	var gh []float32
-	if f.hidden.RequiresGrad() {
-		gh = make([]float32, len(h))
+	dz := make([]float32, len(f.z))
+	for i, z := range f.z {
+		dz[i] = float32(g * (float32(Sigmoid(float64(z))) - f.y[i]))
 	}
-	for i, r := range f.rows {
-		dz := float32(g * (float32(Sigmoid(float64(f.z[i]))) - f.y[i]))
-		hr := h[r*f.dim : (r+1)*f.dim]
-		for j := range gw {
-			gw[j] += float32(dz * hr[j])
-		}
-		gb += dz
-		if gh != nil {
-			ghr := gh[r*f.dim : (r+1)*f.dim]
-			for j, wj := range w {
-				ghr[j] += float32(dz * wj)
-			}
-		}
-	}
-	if gh != nil {
-		f.hidden.AccGrad(mat.NewDense[float32](mat.WithShape(len(h)/f.dim, f.dim), mat.WithBacking(gh)))
-	}
-	if f.w.RequiresGrad() {
-		f.w.AccGrad(mat.NewDense[float32](mat.WithShape(1, f.dim), mat.WithBacking(gw)))
-	}
-	if f.bias.RequiresGrad() {
-		f.bias.AccGrad(mat.NewDense[float32](mat.WithShape(1, 1), mat.WithBacking([]float32{gb})))
-	}
+	f.backward(dz)
 	return nil
 }

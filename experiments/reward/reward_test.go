@@ -96,66 +96,86 @@ func TestNewModelCopiesBaseAndStartsAtHalf(t *testing.T) {
 	}
 }
 
-// TestHeadBCEGradient checks the head+loss function against finite
-// differences and that only each sequence's last row gets gradient.
-func TestHeadBCEGradient(t *testing.T) {
+// TestHeadGradients checks the head+loss functions (binary cross-entropy;
+// pairwise, alone and with a BCE term) against finite differences and
+// that only each sequence's last row gets gradient.
+func TestHeadGradients(t *testing.T) {
 	const rows, dim = 6, 4
-	rng := rand.New(rand.NewPCG(1, 2))
-	rnd := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
-		}
-		return v
-	}
-	h := newParam(rnd(rows*dim), rows, dim)
-	w := newParam(rnd(dim), 1, dim)
-	b := newParam([]float32{0.3}, 1, 1)
-	lastRows := []int{2, 5}
-	labels := []float32{1, 0}
-	lossOf := func() float64 {
-		f := &headBCE{hidden: h, w: w, bias: b, dim: dim, rows: lastRows, y: labels}
-		out, err := f.Forward()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return float64(mat.Data[float32](out)[0])
-	}
-	loss := ag.NewOperator(&headBCE{hidden: h, w: w, bias: b, dim: dim, rows: lastRows, y: labels}).Run()
-	if err := ag.Backward(loss); err != nil {
-		t.Fatal(err)
-	}
-	check := func(name string, p *nn.Param, i int) {
-		t.Helper()
-		v := mat.Data[float32](p)
-		const eps = 1e-2
-		old := v[i]
-		v[i] = old + eps
-		up := lossOf()
-		v[i] = old - eps
-		down := lossOf()
-		v[i] = old
-		num := (up - down) / (2 * eps)
-		got := float64(mat.Data[float32](p.Grad())[i])
-		if math.Abs(num-got) > 2e-3 {
-			t.Errorf("%s[%d]: gradient %v, finite difference %v", name, i, got, num)
-		}
-	}
-	for i := 0; i < dim; i++ {
-		check("score.weight", w, i)
-	}
-	check("score.bias", b, 0)
-	gh := mat.Data[float32](h.Grad())
-	for r := 0; r < rows; r++ {
-		for j := 0; j < dim; j++ {
-			if slices.Contains(lastRows, r) {
-				check("hidden", h, r*dim+j)
-			} else if gh[r*dim+j] != 0 {
-				t.Errorf("hidden row %d (not a last row) got gradient %v", r, gh[r*dim+j])
+	// Three sequences ending at rows 1, 2 and 5: the first two of one
+	// prompt (right, wrong), the third of another.
+	lastRows := []int{1, 2, 5}
+	for _, tc := range []struct {
+		name string
+		loss func(h *head) lossFunc
+	}{
+		{"bce", func(h *head) lossFunc { return &headBCE{head: h, y: []float32{1, 0, 1}} }},
+		{"pairwise", func(h *head) lossFunc {
+			return &headRank{head: h, labels: []bool{true, false, true}, prompt: []int{0, 0, 1}}
+		}},
+		{"pairwise+bce", func(h *head) lossFunc {
+			return &headRank{head: h, labels: []bool{true, false, true}, prompt: []int{0, 0, 1}, bce: 0.5}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			rnd := func(n int) []float32 {
+				v := make([]float32, n)
+				for i := range v {
+					v[i] = float32(rng.NormFloat64())
+				}
+				return v
 			}
-		}
+			h := newParam(rnd(rows*dim), rows, dim)
+			w := newParam(rnd(dim), 1, dim)
+			b := newParam([]float32{0.3}, 1, 1)
+			mk := func() lossFunc { return tc.loss(&head{hidden: h, w: w, bias: b, dim: dim, rows: lastRows}) }
+			lossOf := func() float64 {
+				out, err := mk().Forward()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return float64(mat.Data[float32](out)[0])
+			}
+			loss := ag.NewOperator(mk()).Run()
+			if err := ag.Backward(loss); err != nil {
+				t.Fatal(err)
+			}
+			check := func(name string, p *nn.Param, i int) {
+				t.Helper()
+				v := mat.Data[float32](p)
+				const eps = 1e-2
+				old := v[i]
+				v[i] = old + eps
+				up := lossOf()
+				v[i] = old - eps
+				down := lossOf()
+				v[i] = old
+				num := (up - down) / (2 * eps)
+				got := float64(mat.Data[float32](p.Grad())[i])
+				if math.Abs(num-got) > 2e-3 {
+					t.Errorf("%s[%d]: gradient %v, finite difference %v", name, i, got, num)
+				}
+			}
+			for i := 0; i < dim; i++ {
+				check("score.weight", w, i)
+			}
+			check("score.bias", b, 0)
+			gh := mat.Data[float32](h.Grad())
+			for r := 0; r < rows; r++ {
+				for j := 0; j < dim; j++ {
+					if slices.Contains(lastRows, r) {
+						check("hidden", h, r*dim+j)
+					} else if gh[r*dim+j] != 0 {
+						t.Errorf("hidden row %d (not a last row) got gradient %v", r, gh[r*dim+j])
+					}
+				}
+			}
+		})
 	}
 }
+
+// lossFunc is an autograd function of the head's operands.
+type lossFunc = ag.AutoGradFunction
 
 // TestTrainSeparatesCorrectFromFlawed trains a small reward model from
 // scratch on demonstrations (label 1) and flawed demonstrations (label 0)

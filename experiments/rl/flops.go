@@ -59,7 +59,7 @@ func (l *Loop) setFLOPsBound() error {
 	if err != nil {
 		return fmt.Errorf("rl: train.total_flops and eval.every_flops need a bound on a group's cost: %w", err)
 	}
-	leaves, err := maxGroupLeaves(l.s.Strategy, mt)
+	leaves, err := MaxGroupLeaves(l.s.Strategy, mt)
 	if err != nil {
 		return fmt.Errorf("rl: train.total_flops and eval.every_flops need a bound on a group's cost: %w", err)
 	}
@@ -87,12 +87,12 @@ func (l *Loop) setFLOPsBound() error {
 	return nil
 }
 
-// maxGroupLeaves bounds the leaves (responses) of a group of st with
+// MaxGroupLeaves bounds the leaves (responses) of a group of st with
 // responses of at most maxTokens tokens: the number of responses and
 // branches whose longest possible length grows with the cap, which is
 // search.MaxGroupTokens at maxTokens less at maxTokens − 1 (that bound is
 // the sum of those lengths, each the cap or the cap less a fixed offset).
-func maxGroupLeaves(st search.Strategy, maxTokens int) (int64, error) {
+func MaxGroupLeaves(st search.Strategy, maxTokens int) (int64, error) {
 	at, err := search.MaxGroupTokens(st, maxTokens, 0)
 	if err != nil || maxTokens == 1 {
 		return at, err // at a cap of one token, one token per response
@@ -104,13 +104,23 @@ func maxGroupLeaves(st search.Strategy, maxTokens int) (int64, error) {
 // passes is the number of forward passes an update runs over a sequence,
 // counting a pass with gradients as three (see update).
 func (l *Loop) passes() int64 {
-	c := l.s.Train
-	p := int64(1 + 3*c.Epochs)
-	if c.KLCoef > 0 {
-		p++
-	}
-	return p
+	return l.s.Train.ScoringPasses() + l.s.Train.GradientPasses()
 }
+
+// ScoringPasses is the number of forward passes without gradients an
+// update runs over a sequence before its optimizer steps: π_old's, and
+// π_ref's when kl_coef > 0 (see Loop.update).
+func (c Config) ScoringPasses() int64 {
+	if c.KLCoef > 0 {
+		return 2
+	}
+	return 1
+}
+
+// GradientPasses is what an update's passes with gradients cost over a
+// sequence in forward passes: three per epoch (the backward pass costs
+// about twice the forward).
+func (c Config) GradientPasses() int64 { return int64(3 * c.Epochs) }
 
 // seqTrainFLOPs is the FLOPs an update spends on one sequence of n tokens
 // trained alone: every position at its context, every pass.

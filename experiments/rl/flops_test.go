@@ -130,7 +130,7 @@ func TestEvalFLOPsMarks(t *testing.T) {
 	}
 }
 
-// maxGroupLeaves bounds the leaves of the strategies' groups, and is
+// MaxGroupLeaves bounds the leaves of the strategies' groups, and is
 // reached by a flat group.
 func TestMaxGroupLeaves(t *testing.T) {
 	for _, tc := range []struct {
@@ -147,7 +147,7 @@ func TestMaxGroupLeaves(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, err := maxGroupLeaves(st, 12); err != nil || got != tc.want {
+		if got, err := MaxGroupLeaves(st, 12); err != nil || got != tc.want {
 			t.Errorf("%s %v: %d leaves (%v), want %d", tc.name, tc.params, got, err, tc.want)
 		}
 	}

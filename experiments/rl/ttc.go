@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
 	"github.com/rollout-rl/rollout/search"
@@ -263,29 +264,11 @@ func Select(vs []task.Verdict, scores []float64) Selected {
 // a wrong one; equal scores count half), and whether there is such a
 // pair. Right means reward 1.
 func PairAUC(vs []task.Verdict, scores []float64) (float64, bool) {
-	var wins float64
-	pairs := 0
-	for i, a := range vs {
-		if a.Reward != 1 {
-			continue
-		}
-		for j, b := range vs {
-			if b.Reward == 1 {
-				continue
-			}
-			pairs++
-			switch {
-			case scores[i] > scores[j]:
-				wins++
-			case scores[i] == scores[j]:
-				wins += 0.5
-			}
-		}
+	right := make([]bool, len(vs))
+	for i, v := range vs {
+		right[i] = v.Reward == 1
 	}
-	if pairs == 0 {
-		return 0, false
-	}
-	return wins / float64(pairs), true
+	return reward.PairAUC(right, scores)
 }
 
 // argmax is the first index of the largest of f(0), …, f(n−1), or −1 when

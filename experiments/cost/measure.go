@@ -1,0 +1,210 @@
+package cost
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rollout-rl/rollout/experiments/rl"
+	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/cputime"
+)
+
+// MeasureMinibatch is the most sequences one measured update step
+// carries: a step of Batch sequences is measured as one epoch of
+// ⌈Batch/MeasureMinibatch⌉ minibatches, which bounds the activations a
+// backward pass holds.
+const MeasureMinibatch = 16
+
+// Measured returns the step that Measure runs for a model, a batch and a
+// response length: Batch prompts of promptLen tokens (one per response,
+// nothing forked), one scoring pass, one epoch of minibatches of at most
+// MeasureMinibatch sequences; the model's max_position_embeddings raised
+// to fit the sequences if need be (random weights: only the time counts).
+func Measured(model policy.Config, batch, promptLen, response int) Step {
+	model.MaxSeq = max(model.MaxSeq, promptLen+response)
+	train := rl.DefaultConfig()
+	train.Minibatches = (batch + MeasureMinibatch - 1) / MeasureMinibatch
+	return Step{Model: model, Prompts: batch, Batch: batch, PromptLen: promptLen, Response: response, Train: train}
+}
+
+// Measurement is the CPU time of each phase of one step, the median over
+// Repeats runs.
+type Measurement struct {
+	Step    Step
+	Seconds [NumPhases]float64
+	Repeats int
+}
+
+// Measure runs s (a step of Measured's form: one scoring pass, one epoch)
+// on a model with random weights, on the calling goroutine alone, and
+// returns each phase's CPU time of the process (policy/cputime), the
+// median of repeats runs; a garbage collection runs before each phase,
+// outside its time. Fewer runs are made once a run has taken more than
+// budget seconds of CPU time (at least one).
+func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint64) (Measurement, error) {
+	if err := s.Validate(); err != nil {
+		return Measurement{}, err
+	}
+	if s.Prompts != s.Batch || s.Train.ScoringPasses() != 1 || s.Train.Epochs != 1 {
+		return Measurement{}, fmt.Errorf("cost: measure: a step of Measured's form (one prompt per response, one scoring pass, one epoch), got %d prompts for %d responses, %d scoring passes, %d epochs",
+			s.Prompts, s.Batch, s.Train.ScoringPasses(), s.Train.Epochs)
+	}
+	if repeats < 1 {
+		return Measurement{}, fmt.Errorf("cost: measure: %d repeats, want ≥ 1", repeats)
+	}
+	m, err := policy.NewModel(s.Model, seed)
+	if err != nil {
+		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+	}
+	tr, err := policy.NewTrainer(m, policy.DefaultTrainConfig)
+	if err != nil {
+		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	prompts := make([][]int, s.Batch)
+	streams := make([]policy.Stream, s.Batch)
+	for i := range prompts {
+		for range s.PromptLen {
+			prompts[i] = append(prompts[i], 4+rng.IntN(s.Model.VocabSize-4))
+		}
+		streams[i] = policy.Stream{Seed: seed, ID: uint64(i)}
+	}
+	var runs [NumPhases][]float64
+	var prev *policy.Engine
+	for r := 0; r < repeats; r++ {
+		if err := ctx.Err(); err != nil {
+			return Measurement{}, err
+		}
+		var secs [NumPhases]float64
+		e := policy.NewEngine(m, policy.WithTeam(nil), policy.WithCachesFrom(prev))
+		prev = e
+		var states []policy.State
+		var seqs [][]int
+		err := timeOne(&secs[Prefill], func() (err error) { states, err = e.PrefillBatch(prompts, streams); return err })
+		if err == nil {
+			err = timeOne(&secs[Decode], func() (err error) { seqs, err = decode(e, states, s.Response); return err })
+		}
+		if err != nil {
+			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+		}
+		if err := timeOne(&secs[Score], func() error { return score(m, seqs) }); err != nil {
+			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+		}
+		if err := timeOne(&secs[Update], func() error { return update(m, tr, seqs, s.PromptLen, s.Train.Minibatches) }); err != nil {
+			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+		}
+		total := 0.0
+		for p := range secs {
+			runs[p] = append(runs[p], secs[p])
+			total += secs[p]
+		}
+		if total > budget {
+			break
+		}
+	}
+	out := Measurement{Step: s, Repeats: len(runs[0])}
+	for p := range runs {
+		out.Seconds[p] = median(runs[p])
+	}
+	return out, nil
+}
+
+// timeOne stores fn's CPU time of the process in secs, after a garbage
+// collection that is not counted.
+func timeOne(secs *float64, fn func() error) error {
+	runtime.GC()
+	t0 := cputime.Process()
+	err := fn()
+	*secs = (cputime.Process() - t0).Seconds()
+	return err
+}
+
+// decode samples n tokens for each state and returns the states'
+// sequences, prompt and response, releasing the states.
+func decode(e *policy.Engine, states []policy.State, n int) ([][]int, error) {
+	out := make([]policy.Token, len(states))
+	for range n {
+		if err := e.Step(states, policy.DefaultSampling, out); err != nil {
+			return nil, err
+		}
+	}
+	seqs := make([][]int, len(states))
+	for i, st := range states {
+		seqs[i] = slices.Clone(st.Tokens())
+		st.Release()
+	}
+	return seqs, nil
+}
+
+// score runs the scoring passes: log-probs of every token without
+// gradients, in chunks of ScoreChunk sequences.
+func score(m *policy.Model, seqs [][]int) error {
+	for lo := 0; lo < len(seqs); lo += ScoreChunk {
+		b, err := m.NewBatch(seqs[lo:min(lo+ScoreChunk, len(seqs))])
+		if err != nil {
+			return err
+		}
+		_ = m.TokenLogProbs(b, m.Logits(b), 1).Value()
+	}
+	return nil
+}
+
+// update runs one epoch of minibatches optimizer steps on the responses'
+// negative log-likelihood.
+func update(m *policy.Model, tr *policy.Trainer, seqs [][]int, promptLen, minibatches int) error {
+	for mb := 0; mb < minibatches; mb++ {
+		part := seqs[len(seqs)*mb/minibatches : len(seqs)*(mb+1)/minibatches]
+		if len(part) == 0 {
+			continue
+		}
+		b, err := m.NewBatch(part)
+		if err != nil {
+			return err
+		}
+		from := make([]int, len(part))
+		for i := range from {
+			from[i] = promptLen
+		}
+		loss, _, err := m.NLLLoss(b, from)
+		if err != nil {
+			return err
+		}
+		if _, err := tr.Step(loss); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// LoadAverage returns the machine's one-minute load average, or −1 where
+// /proc/loadavg cannot be read.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
