@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/policy/cputime"
+	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // The benchmark workloads: W1 samples one sequence, W2 64 at once, from a
@@ -35,8 +37,8 @@ var benchSizes = []struct {
 	name, size string
 	int8       bool
 }{
-	{"tiny", "tiny", false}, {"small", "small", false},
-	{"tiny_int8", "tiny", true}, {"small_int8", "small", true},
+	{"tiny", "tiny", false}, {"small", "small", false}, {"medium", "medium", false},
+	{"tiny_int8", "tiny", true}, {"small_int8", "small", true}, {"medium_int8", "medium", true},
 }
 
 func benchRollout(b *testing.B, size string, int8 bool, batch int) {
@@ -92,6 +94,44 @@ func BenchmarkW1(b *testing.B) {
 func BenchmarkW2(b *testing.B) {
 	for _, bs := range benchSizes {
 		b.Run(bs.name, func(b *testing.B) { benchRollout(b, bs.size, bs.int8, 64) })
+	}
+}
+
+// BenchmarkWeightBandwidth is the memory-bandwidth bound of W1 in float32:
+// how fast one goroutine, and two each on half, stream a buffer the size of
+// a model's float32 weights through the matrix-vector kernel (one input
+// row times the buffer as rows of 256 weights, the loads of a decoding
+// step's products), as GB/s and as the tokens per second of a decoding
+// step that did nothing but read every weight once.
+func BenchmarkWeightBandwidth(b *testing.B) {
+	for _, size := range []string{"tiny", "small", "medium"} {
+		for _, workers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/%d", size, workers), func(b *testing.B) {
+				cfg, err := Size(size)
+				if err != nil {
+					b.Fatal(err)
+				}
+				const k = 256
+				rows := int(cfg.NumParams()) / k
+				w := make([]float32, rows*k)
+				for i := range w {
+					w[i] = float32(i%7) / 7
+				}
+				x, y := make([]float32, k), make([]float32, rows)
+				t := team.New(workers)
+				defer t.Close()
+				b.ResetTimer()
+				for range b.N {
+					t.Run(workers, workers, func(_, c int) {
+						lo, hi := rows*c/workers, rows*(c+1)/workers
+						kernel.MatMulNT(nil, y[lo:hi], x, w[lo*k:hi*k], 1, hi-lo, k, false)
+					})
+				}
+				bytes := 4 * float64(len(w)) * float64(b.N)
+				b.ReportMetric(bytes/b.Elapsed().Seconds()/1e9, "GB/s")
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
 	}
 }
 
