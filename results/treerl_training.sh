@@ -4,11 +4,14 @@
 # tree advantage}, experiments/configs/treerl_training.yaml), on the base
 # policies the config's rule picks, 10 seeds each, dynamic sampling off.
 #
-#   results/treerl_training.sh [STORE [CACHE]]     (default: treerl.db, $ROLLOUT_CACHE)
-#   results/treerl_training.sh STORE CACHE report   (only write the report)
+#   results/treerl_training.sh [DIR [CACHE]]     (default: ., $ROLLOUT_CACHE)
+#   results/treerl_training.sh DIR CACHE report   (only write the report)
+#
+# DIR holds the stores: treerl_baseS.db for base policy S, and treerl.db,
+# the four folded into one (rollout merge), which the report reads.
 #
 # 1. The base-policy rule (stated in the config before any run): pretrain
-#    at pretraining seeds 0, 1, 2, … in order, two at a time, and keep the
+#    at pretraining seeds 0, 1, 2, … in order, four at a time, and keep the
 #    first four whose greedy accuracy (as `rollout pretrain` prints it, 200
 #    held-out prompts) lies in [20%, 60%].
 # 2. Run the design on each of them (resuming what the store holds):
@@ -19,7 +22,7 @@
 #    policies with random effects), and the accuracy tables of each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-store=${1:-treerl.db}
+dir=${1:-.}
 cache=${2:-${ROLLOUT_CACHE:-}}
 only=${3:-}
 bin=$(mktemp -d)/rollout
@@ -39,35 +42,41 @@ accuracy() {
 # inband ACC: whether ACC (%) lies in [20, 60].
 inband() { awk -v a="$1" 'BEGIN { exit !(a >= 20 && a <= 60) }'; }
 
-# The rule: seeds in order, two pretrainings at a time, until four are in
-# the band. tried holds "seed accuracy" lines, bases the chosen seeds.
+# The rule: seeds in order, pretrained four at a time (the order decides,
+# not which finishes first), until four are in the band. tried holds
+# "seed accuracy" pairs, bases the chosen seeds.
 tried=() bases=()
 seed=0
 while [ "${#bases[@]}" -lt 4 ]; do
-	a=$(mktemp) b=$(mktemp)
-	accuracy "$seed" >"$a" &
-	accuracy $((seed + 1)) >"$b" &
+	tmp=$(mktemp -d)
+	for s in $(seq "$seed" $((seed + 3))); do accuracy "$s" >"$tmp/$s" & done
 	wait
-	for s in "$seed" $((seed + 1)); do
-		f=$a
-		[ "$s" != "$seed" ] && f=$b
-		acc=$(cat "$f")
-		[ -n "$acc" ] || { echo "pretraining seed $s printed no accuracy" >&2; exit 1; }
+	for s in $(seq "$seed" $((seed + 3))); do
 		[ "${#bases[@]}" -lt 4 ] || break
-		tried+=("$s $acc")
-		inband "$acc" && bases+=("$s")
+		acc=$(cat "$tmp/$s")
+		[ -n "$acc" ] || { echo "pretraining seed $s printed no accuracy" >&2; exit 1; }
+		tried+=("$s" "$acc")
+		if inband "$acc"; then bases+=("$s"); fi
 	done
-	rm -f "$a" "$b"
-	seed=$((seed + 2))
+	rm -rf "$tmp"
+	seed=$((seed + 4))
 	[ "$seed" -lt 64 ] || { echo "fewer than four base policies in the band among seeds 0–63" >&2; exit 1; }
 done
-printf 'pretraining seed %s: %s%%\n' ${tried[@]} >&2
+printf 'pretraining seed %s: %s%%\n' "${tried[@]}" >&2
 echo "base policies: ${bases[*]}" >&2
 
-experiments=()
+# The runs: each base policy in its own store DIR/treerl_baseS.db, the four
+# side by side (four processes: on a shared machine they get their share
+# of it), then folded into DIR/treerl.db for the report.
+experiments=() stores=()
 for s in "${bases[@]}"; do
 	experiments+=("treerl_training_base$s")
+	stores+=("$dir/treerl_base$s.db")
 	[ "$only" = report ] && continue
 	"$bin" run "$cfg" --set pretrain.seed="$s" --set name="treerl_training_base$s" \
-		--store "$store" --workers 2 "${cacheflag[@]}" >/dev/null
+		--store "$dir/treerl_base$s.db" --workers 1 "${cacheflag[@]}" >"$dir/treerl_base$s.log" 2>&1 &
 done
+wait
+rm -f "$dir/treerl.db"
+"$bin" merge "${stores[@]}" --into "$dir/treerl.db" >/dev/null
+store=$dir/treerl.db
