@@ -80,3 +80,63 @@ wait
 rm -f "$dir/treerl.db"
 "$bin" merge "${stores[@]}" --into "$dir/treerl.db" >/dev/null
 store=$dir/treerl.db
+
+# means EXPERIMENT: every variant's greedy accuracy at each token mark.
+means() {
+	for mark in 0 50000 100000; do
+		echo "At $mark sampled tokens:"
+		echo
+		"$bin" report "$1" --store "$store" --at "tokens:$mark" --metric eval/acc --format markdown
+		echo
+	done
+}
+
+for s in "${bases[@]}"; do
+	"$bin" plot "treerl_training_base$s" --store "$store" --metric eval/acc --x tokens --out "results/treerl_training_base$s.png" >/dev/null
+done
+
+{
+	echo "# TreeRL's training claim on \`long_add\`"
+	echo
+	echo "Written by \`results/treerl_training.sh\` from the store (commit $(git rev-parse --short HEAD), $(go env GOOS)/$(go env GOARCH), $(nproc) cores, $(date -u +%Y-%m-%d)); the reading of these tables is in [treerl.md](treerl.md)."
+	echo "Config: [\`experiments/configs/treerl_training.yaml\`](../experiments/configs/treerl_training.yaml), whose design (declared checks, seeds, the base-policy rule) was committed before any run."
+	echo "TreeRL's 2×2 design: {i.i.d. (\`flat\`), EPTree with entropy forks (\`entropy_tree\`)} × {GRPO, TreeRL's tree advantage}; 8 leaves a prompt, 8 prompts a step, 100,000 sampled tokens a run (never exceeded), dynamic sampling off (\`train.filter_groups: false\`, as TreeRL trained);"
+	echo "greedy accuracy on 500 eval prompts drawn from the run's seed (the four variants of a seed share them) at 0, 50,000 and 100,000 sampled tokens; 10 seeds a variant on each base policy."
+	echo
+	echo "## The base policies, by the rule stated before the runs"
+	echo
+	echo "Pretraining seeds 0, 1, 2, … in order; the first four whose greedy accuracy (\`rollout pretrain\`, 200 held-out prompts) lies in [20%, 60%] are the base policies. Every seed tried:"
+	echo
+	echo "| pretraining seed | greedy accuracy | in [20%, 60%] | base policy |"
+	echo "| --: | --: | --- | --- |"
+	set -- "${tried[@]}"
+	while [ $# -gt 0 ]; do
+		in=no base=no
+		inband "$2" && in=yes
+		[[ " ${bases[*]} " == *" $1 "* ]] && base="yes: \`treerl_training_base$1\`"
+		echo "| $1 | $2% | $in | $base |"
+		shift 2
+	done
+	echo
+	echo "Each base policy S ran as"
+	echo
+	echo '```'
+	echo "rollout run experiments/configs/treerl_training.yaml --set pretrain.seed=S --set name=treerl_training_baseS"
+	echo '```'
+	echo
+	echo "## Verdicts: each base policy, then pooled across them"
+	echo
+	echo "\`rollout verdict ${experiments[*]}\`:"
+	echo
+	"$bin" verdict "${experiments[@]}" --store "$store" | sed 's/^#/##/'
+	echo
+	echo "## Greedy accuracy at each token mark"
+	for s in "${bases[@]}"; do
+		echo
+		echo "### Base policy at pretraining seed $s"
+		echo
+		means "treerl_training_base$s"
+		echo "![greedy accuracy against sampled tokens, base policy $s](treerl_training_base$s.png)"
+	done
+} >"$out"
+echo "wrote $out"
