@@ -252,19 +252,7 @@ func correctedFamily(outs []Outcome) []string {
 // lower, the margin for not worse and not higher), 1 when the estimate
 // lies on the other side of it.
 func pHolds(c Check, t stats.TestResult) float64 {
-	var num float64
-	switch c.Want {
-	case Higher:
-		num = t.Diff
-	case Lower:
-		num = -t.Diff
-	case NotWorse:
-		num = t.Diff + c.Margin
-	case NotHigher:
-		num = c.Margin - t.Diff
-	default:
-		return 1
-	}
+	num := claimedSide(c, t.Diff)
 	switch {
 	case num <= 0 || t.DF <= 0:
 		return 1
@@ -272,6 +260,24 @@ func pHolds(c Check, t stats.TestResult) float64 {
 		return 0
 	}
 	return stats.TwoSidedP(num/t.StdErr, t.DF)
+}
+
+// claimedSide is how far the difference lies on the side the check
+// claims, past its boundary (0 for higher and lower, the margin for not
+// worse and not higher): positive exactly when the estimate is on the
+// claimed side; 0 for an unknown direction.
+func claimedSide(c Check, diff float64) float64 {
+	switch c.Want {
+	case Higher:
+		return diff
+	case Lower:
+		return -diff
+	case NotWorse:
+		return diff + c.Margin
+	case NotHigher:
+		return c.Margin - diff
+	}
+	return 0
 }
 
 // writeDesignRecord says which design the report's checks were declared

@@ -164,7 +164,7 @@ func TestWriteVerdictsPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := buf.String()
-	for _, want := range []string{"## b0", "## b1", "**Verdict: holds.**", "## Pooled across `b0`, `b1`", "| gain | +0.05 [", "Design `"} {
+	for _, want := range []string{"## b0", "## b1", "**Verdict: holds.**", "## Pooled across `b0`, `b1`", "| gain | primary | +0.05 [", "Design `"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("verdicts lack %q:\n%s", want, md)
 		}
@@ -188,6 +188,75 @@ func TestWriteVerdictsPools(t *testing.T) {
 	want, _ := stats.DerSimonianLaird([]float64{outs[0][0].Test.Diff, outs[1][0].Test.Diff}, []float64{outs[0][0].Test.StdErr, outs[1][0].Test.StdErr}, 0.95)
 	if got := pools[0].Pooled; got != want || !(got.Estimate > 0.01 && got.Estimate < 0.05) {
 		t.Errorf("pooled %+v, want %+v between the two estimates", got, want)
+	}
+	if !strings.Contains(md, "**Pooled verdict: ") || !strings.Contains(md, " | primary | +0.05 [") {
+		t.Errorf("verdicts lack the pooled verdict:\n%s", md)
+	}
+}
+
+// A pooled check is decided on its pooled interval, with Holm over the
+// pooled confirmatory checks of the primary family; a check exploratory
+// or not testable in any experiment is so pooled.
+func TestDecidePools(t *testing.T) {
+	each := func(diffs, ses []float64, mod func(*Outcome)) []Outcome {
+		var outs []Outcome
+		for i := range diffs {
+			o := Outcome{Test: stats.TestResult{Diff: diffs[i], StdErr: ses[i]}, Verdict: Inconclusive}
+			if mod != nil {
+				mod(&o)
+			}
+			outs = append(outs, o)
+		}
+		return outs
+	}
+	pool := func(c Check, outs []Outcome) Pool {
+		d, se := make([]float64, len(outs)), make([]float64, len(outs))
+		for i, o := range outs {
+			d[i], se[i] = o.Test.Diff, o.Test.StdErr
+		}
+		q, err := stats.DerSimonianLaird(d, se, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Pool{Check: c, Each: outs, Pooled: q}
+	}
+	higher := Check{Name: "a", Want: Higher}
+	for _, tc := range []struct {
+		name  string
+		pools []Pool
+		want  []Verdict
+		holm  []bool
+	}{
+		// Each base alone is inconclusive (z ≈ 1.7); pooled over four,
+		// z ≈ 3.4: holds, alone in its family.
+		{"pooling decides", []Pool{pool(higher, each([]float64{0.03, 0.03, 0.03, 0.03}, []float64{0.0175, 0.0175, 0.0175, 0.0175}, nil))}, []Verdict{Holds}, []bool{false}},
+		// Pooled z ≈ 2.1 (p ≈ 0.035): holds alone; Holm with a null
+		// second primary check doubles it past 0.05.
+		{"holm", []Pool{
+			pool(higher, each([]float64{0.03, 0.03}, []float64{0.02, 0.02}, nil)),
+			pool(Check{Name: "b", Want: Higher, Margin: 0.001}, each([]float64{-0.05, -0.05}, []float64{0.01, 0.01}, nil)),
+		}, []Verdict{Inconclusive, DoesNotHold}, []bool{true, true}},
+		{"secondary outside the family", []Pool{
+			pool(higher, each([]float64{0.03, 0.03}, []float64{0.02, 0.02}, nil)),
+			pool(Check{Name: "b", Want: Higher, Family: design.Secondary}, each([]float64{0, 0}, []float64{0.01, 0.01}, nil)),
+		}, []Verdict{Holds, Inconclusive}, []bool{false, false}},
+		{"exploratory in one", []Pool{pool(higher, each([]float64{0.05, 0.05}, []float64{0.01, 0.01}, func(o *Outcome) { o.Exploratory = true }))}, []Verdict{Holds}, []bool{false}},
+		{"not testable in one", []Pool{pool(higher, each([]float64{0.05, 0.05}, []float64{0.01, 0.01}, func(o *Outcome) { o.Verdict = NotTestable }))}, []Verdict{NotTestable}, []bool{false}},
+		{"not worse", []Pool{pool(Check{Name: "n", Want: NotWorse, Margin: 0.02}, each([]float64{0.0, 0.0, 0.0}, []float64{0.005, 0.005, 0.005}, nil))}, []Verdict{Holds}, []bool{false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decidePools(tc.pools, 0.05)
+			for i, pl := range tc.pools {
+				if pl.Verdict != tc.want[i] || pl.Corrected != tc.holm[i] {
+					t.Errorf("pool %d: %s (corrected %v, p %.3g, Holm %.3g), want %s (corrected %v)", i, pl.Verdict, pl.Corrected, pl.PHolds, pl.AdjP, tc.want[i], tc.holm[i])
+				}
+			}
+		})
+	}
+	pools := []Pool{pool(higher, each([]float64{0.05, 0.05}, []float64{0.01, 0.01}, func(o *Outcome) { o.Exploratory = true }))}
+	decidePools(pools, 0.05)
+	if v, exploratory := pooledOverall(pools); v != Holds || !exploratory {
+		t.Errorf("pooled overall %s exploratory %v, want holds (exploratory)", v, exploratory)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report/stats"
 )
@@ -66,6 +67,19 @@ type Pool struct {
 	Pooled stats.Pooled
 	// Err says why the check could not be pooled (an SE of 0).
 	Err error
+	// Verdict decides the pooled estimate as a check is decided in one
+	// experiment (decide), on the pooled interval: not testable here when
+	// it is so in any experiment, inconclusive when it cannot be pooled.
+	// It is exploratory when the check is so in any experiment. PHolds is
+	// the normal two-sided p of the claimed side (as Outcome.PHolds), AdjP
+	// that p after Holm's correction over the pooled confirmatory,
+	// testable checks of the primary family; a pooled check holds only
+	// when AdjP < α.
+	Verdict     Verdict
+	Exploratory bool
+	PHolds      float64
+	AdjP        float64
+	Corrected   bool
 }
 
 // PoolChecks pools, for every check (by ID) computed in each of the
@@ -97,25 +111,89 @@ func PoolChecks(experiments []string, outs [][]Outcome) ([]Pool, error) {
 		pl.Pooled, pl.Err = stats.DerSimonianLaird(d, se, stats.DefaultLevel)
 		pools = append(pools, pl)
 	}
+	decidePools(pools, 1-stats.DefaultLevel)
 	return pools, nil
+}
+
+// decidePools sets each pool's verdict at level alpha, with Holm's
+// correction over the confirmatory, testable pools of the primary family
+// (see Pool).
+func decidePools(pools []Pool, alpha float64) {
+	var family []int
+	for i := range pools {
+		pl := &pools[i]
+		pl.PHolds, pl.Verdict = 1, Inconclusive
+		testable := true
+		for _, o := range pl.Each {
+			pl.Exploratory = pl.Exploratory || o.Exploratory
+			testable = testable && o.Verdict != NotTestable
+		}
+		switch {
+		case !testable:
+			pl.Verdict = NotTestable
+			continue
+		case pl.Err != nil:
+			continue
+		}
+		q := pl.Pooled
+		pl.Verdict = decide(pl.Check.Want, pl.Check.Margin, q.Lo, q.Hi)
+		if num := claimedSide(pl.Check, q.Estimate); num > 0 {
+			pl.PHolds = stats.TwoSidedPNormal(num / q.StdErr)
+		}
+		pl.AdjP = pl.PHolds
+		if !pl.Exploratory && pl.Check.InFamily() == design.Primary {
+			family = append(family, i)
+		}
+	}
+	if len(family) > 1 {
+		ps := make([]float64, len(family))
+		for k, i := range family {
+			ps[k] = pools[i].PHolds
+		}
+		for k, adj := range stats.Holm(ps) {
+			pools[family[k]].AdjP, pools[family[k]].Corrected = adj, true
+		}
+	}
+	for i := range pools {
+		if pools[i].Verdict == Holds && !(pools[i].AdjP < alpha) {
+			pools[i].Verdict = Inconclusive
+		}
+	}
+}
+
+// pooledOverall is the verdict of the pooled checks, as overall is of one
+// experiment's.
+func pooledOverall(pools []Pool) (Verdict, bool) {
+	outs := make([]Outcome, len(pools))
+	for i, pl := range pools {
+		outs[i] = Outcome{Check: pl.Check, Verdict: pl.Verdict, Exploratory: pl.Exploratory}
+	}
+	return overall(outs)
 }
 
 // writePools writes the pooled table: each experiment's estimate beside
 // the pooled one.
 func writePools(p *printer, experiments []string, pools []Pool) {
-	p.f("## Pooled across %s\n\nEach check's paired difference (variant − what it is compared with) in each experiment, with its 95%% t-interval, and the random-effects estimate pooled across them (DerSimonian–Laird: weights 1/(SE_b² + τ²), τ² from Cochran's Q; 95%% normal interval), with τ², Q and I². The pooled interval is normal, so with few experiments and few seeds each it is optimistic.\n\n", quoteAll(experiments))
-	p.f("| check | %s | pooled [95%% CI] | p | τ² | Q | I² |\n|---|%s---|--:|--:|--:|--:|\n", strings.Join(experiments, " | "), strings.Repeat("---|", len(experiments)))
+	p.f("## Pooled across %s\n\n", quoteAll(experiments))
+	v, exploratory := pooledOverall(pools)
+	p.f("**Pooled verdict: %s.**\n\n", verdictLabel(v, exploratory))
+	p.f("Each check's paired difference (variant − what it is compared with) in each experiment, with its 95%% t-interval, and the random-effects estimate pooled across them (DerSimonian–Laird: weights 1/(SE_b² + τ²), τ² from Cochran's Q; 95%% normal interval), with τ², Q and I². A pooled check is decided on the pooled interval as a check is in one experiment; Holm's correction runs over the pooled confirmatory checks of the primary family (p of the claimed side, normal). The pooled interval is normal, so with few experiments and few seeds each it is optimistic.\n\n")
+	p.f("| check | family | %s | pooled [95%% CI] | p | Holm p | τ² | Q | I² | verdict |\n|---|---|%s---|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(experiments, " | "), strings.Repeat("---|", len(experiments)))
 	for _, pl := range pools {
-		p.f("| %s |", pl.Check.ID())
+		p.f("| %s | %s |", pl.Check.ID(), pl.Check.InFamily())
 		for _, o := range pl.Each {
 			p.f(" %+.4g [%+.4g, %+.4g] |", o.Test.Diff, o.Test.Lo, o.Test.Hi)
 		}
 		if pl.Err != nil {
-			p.f(" — (%v) | | | | |\n", pl.Err)
+			p.f(" — (%v) | | | | | | %s |\n", pl.Err, verdictLabel(pl.Verdict, pl.Exploratory))
 			continue
 		}
 		q := pl.Pooled
-		p.f(" %+.4g [%+.4g, %+.4g] | %.3g | %.3g | %.3g | %.0f%% |\n", q.Estimate, q.Lo, q.Hi, q.P, q.Tau2, q.Q, 100*q.I2)
+		adj := "—"
+		if pl.Corrected {
+			adj = fmt.Sprintf("%.3g", pl.AdjP)
+		}
+		p.f(" %+.4g [%+.4g, %+.4g] | %.3g | %s | %.3g | %.3g | %.0f%% | %s |\n", q.Estimate, q.Lo, q.Hi, q.P, adj, q.Tau2, q.Q, 100*q.I2, verdictLabel(pl.Verdict, pl.Exploratory))
 	}
 	p.f("\n")
 }

@@ -163,7 +163,7 @@ func DerSimonianLaird(d, se []float64, level float64) (Pooled, error) {
 	p := Pooled{Estimate: rwd / rw, StdErr: 1 / math.Sqrt(rw), Level: level, Tau2: tau2, Q: q, K: k}
 	z := distuv.UnitNormal.Quantile((1 + level) / 2)
 	p.Lo, p.Hi = p.Estimate-z*p.StdErr, p.Estimate+z*p.StdErr
-	p.P = math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(p.Estimate/p.StdErr)))
+	p.P = TwoSidedPNormal(p.Estimate / p.StdErr)
 	if q > 0 {
 		p.I2 = math.Max(0, (q-float64(k-1))/q)
 	}

@@ -132,6 +132,12 @@ func TwoSidedP(t, df float64) float64 {
 	return math.Min(1, p)
 }
 
+// TwoSidedPNormal returns the two-sided p-value P(|Z| ≥ |z|) for a
+// standard normal Z.
+func TwoSidedPNormal(z float64) float64 {
+	return math.Min(1, 2*distuv.UnitNormal.Survival(math.Abs(z)))
+}
+
 // TestKind names a t-test.
 type TestKind string
 
