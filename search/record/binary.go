@@ -13,7 +13,7 @@ import (
 // encoding of stores written before the record kept prompt tokens, fork
 // scores, finish reasons, decode counts, missing forks and reward terms;
 // Decode still reads it, leaving those fields unknown (zero, no fork score,
-// an empty finish reason). Format 3 adds Budget.UnheldTokens after the
+// an empty finish reason). Format 3 adds Usage.UnheldTokens after the
 // missing forks; AppendBinary writes it only for a group with unheld tokens
 // (a remote group), so the records of local groups stay in format 2, byte
 // for byte as before.
@@ -37,7 +37,7 @@ const (
 // AppendBinary appends g's binary encoding to b (encoding.BinaryAppender).
 func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 	f := byte(formatV2)
-	if g.Budget.UnheldTokens != 0 {
+	if g.Usage.UnheldTokens != 0 {
 		f = formatUnheld
 	}
 	b = append(b, f)
@@ -48,12 +48,12 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, g.PromptID)
 	b = appendBytes(b, g.Strategy)
-	u := &g.Budget
-	for _, v := range [...]int64{u.Limit, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
+	u := &g.Usage
+	for _, v := range [...]int64{u.Budget, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
 		b = binary.AppendVarint(b, v)
 	}
 	if f == formatUnheld {
-		b = binary.AppendVarint(b, g.Budget.UnheldTokens)
+		b = binary.AppendVarint(b, g.Usage.UnheldTokens)
 	}
 	b = append(b, boolFlag(g.Filtered, flagFiltered))
 	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
@@ -164,13 +164,13 @@ func Decode(data []byte, g *Group) error {
 	g.Prompt = d.String("prompt")
 	g.PromptTokens = g.PromptTokens[:0]
 	g.PromptID, g.MissingForks = 0, 0
-	g.Budget = Usage{}
+	g.Usage = Usage{}
 	if f == formatV1 {
 		g.Strategy = d.String("strategy")
-		g.Budget.Limit = d.Varint("budget limit")
-		g.Budget.GeneratedTokens = d.Varint("generated tokens")
-		g.Budget.PrefillTokens = d.Varint("prefill tokens")
-		g.Budget.FLOPs = d.Varint("flops")
+		g.Usage.Budget = d.Varint("budget limit")
+		g.Usage.GeneratedTokens = d.Varint("generated tokens")
+		g.Usage.PrefillTokens = d.Varint("prefill tokens")
+		g.Usage.FLOPs = d.Varint("flops")
 	} else {
 		nt := d.Count("prompt token count", 1)
 		g.PromptTokens = slices.Grow(g.PromptTokens, nt)[:nt]
@@ -179,15 +179,15 @@ func Decode(data []byte, g *Group) error {
 		}
 		g.PromptID = d.Uvarint("prompt id")
 		g.Strategy = d.String("strategy")
-		g.Budget.Limit = d.Varint("budget limit")
-		g.Budget.GeneratedTokens = d.Varint("generated tokens")
-		g.Budget.PrefillTokens = d.Varint("prefill tokens")
-		g.Budget.DecodeTokens = d.Varint("decode tokens")
-		g.Budget.FLOPs = d.Varint("flops")
-		g.Budget.SkippedBranches = int(d.Varint("skipped branches"))
+		g.Usage.Budget = d.Varint("budget limit")
+		g.Usage.GeneratedTokens = d.Varint("generated tokens")
+		g.Usage.PrefillTokens = d.Varint("prefill tokens")
+		g.Usage.DecodeTokens = d.Varint("decode tokens")
+		g.Usage.FLOPs = d.Varint("flops")
+		g.Usage.SkippedBranches = int(d.Varint("skipped branches"))
 		g.MissingForks = int(d.Varint("missing forks"))
 		if f == formatUnheld {
-			g.Budget.UnheldTokens = d.Varint("unheld tokens")
+			g.Usage.UnheldTokens = d.Varint("unheld tokens")
 		}
 	}
 	g.Filtered = d.Byte("filtered")&flagFiltered != 0

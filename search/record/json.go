@@ -24,7 +24,7 @@ var nan32 = math.Float32frombits(0x7fc00000)
 //	 "leaves": [{"node", "text", "reward", "terms": {name: value}, "reason",
 //	             "advantages"}]}
 //
-// unheld_tokens (Budget.UnheldTokens) is left out when 0, as for every
+// unheld_tokens (Usage.UnheldTokens) is left out when 0, as for every
 // local group. A root's parent and fork_at, a limit of 0 and the unspent budget without a
 // limit, a missing fork score or finish reason, an unscored reward and
 // non-finite floats are null. Floats are written in their shortest form
@@ -38,9 +38,9 @@ func (g *Group) AppendJSON(b []byte) []byte {
 	b = strconv.AppendUint(b, g.PromptID, 10)
 	b = append(b, `,"strategy":`...)
 	b = appendString(b, g.Strategy)
-	u := &g.Budget
+	u := &g.Usage
 	b = append(b, `,"budget":{"limit":`...)
-	b = appendPositive(b, u.Limit)
+	b = appendPositive(b, u.Budget)
 	b = append(b, `,"generated_tokens":`...)
 	b = strconv.AppendInt(b, u.GeneratedTokens, 10)
 	b = append(b, `,"prefill_tokens":`...)
@@ -56,7 +56,7 @@ func (g *Group) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, u.UnheldTokens, 10)
 	}
 	b = append(b, `,"unspent":`...)
-	if u.Limit > 0 {
+	if u.Budget > 0 {
 		b = strconv.AppendInt(b, u.Unspent(), 10)
 	} else {
 		b = append(b, "null"...)
@@ -161,15 +161,15 @@ type groupJSON struct {
 	PromptTokens []int      `json:"prompt_tokens"`
 	PromptID     uint64     `json:"prompt_id"`
 	Strategy     string     `json:"strategy"`
-	Budget       budgetJSON `json:"budget"`
+	Usage        usageJSON  `json:"budget"`
 	MissingForks int        `json:"missing_forks"`
 	Filtered     bool       `json:"filtered"`
 	Nodes        []nodeJSON `json:"nodes"`
 	Leaves       []leafJSON `json:"leaves"`
 }
 
-type budgetJSON struct {
-	Limit           *int64 `json:"limit"`
+type usageJSON struct {
+	Budget          *int64 `json:"limit"`
 	GeneratedTokens int64  `json:"generated_tokens"`
 	PrefillTokens   int64  `json:"prefill_tokens"`
 	DecodeTokens    int64  `json:"decode_tokens"`
@@ -208,14 +208,14 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 	}
 	out := Group{
 		Prompt: in.Prompt, PromptTokens: in.PromptTokens, PromptID: in.PromptID, Strategy: in.Strategy,
-		Budget: Usage{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
-			DecodeTokens: in.Budget.DecodeTokens, FLOPs: in.Budget.FLOPs, SkippedBranches: in.Budget.SkippedBranches,
-			UnheldTokens: in.Budget.UnheldTokens},
+		Usage: Usage{GeneratedTokens: in.Usage.GeneratedTokens, PrefillTokens: in.Usage.PrefillTokens,
+			DecodeTokens: in.Usage.DecodeTokens, FLOPs: in.Usage.FLOPs, SkippedBranches: in.Usage.SkippedBranches,
+			UnheldTokens: in.Usage.UnheldTokens},
 		MissingForks: in.MissingForks, Filtered: in.Filtered,
 		Nodes: make([]Node, len(in.Nodes)), Leaves: make([]Leaf, len(in.Leaves)),
 	}
-	if in.Budget.Limit != nil {
-		out.Budget.Limit = *in.Budget.Limit
+	if in.Usage.Budget != nil {
+		out.Usage.Budget = *in.Usage.Budget
 	}
 	for i, n := range in.Nodes {
 		o := Node{ID: n.ID, Parent: -1, Iteration: n.Iteration, Tokens: n.Tokens,
