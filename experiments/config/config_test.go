@@ -155,6 +155,10 @@ func TestMalformedConfigs(t *testing.T) {
 		{"override wrong type", "task: {name: add}\n", []string{"train.steps=abc"}, `c.yaml: --set train.steps=abc: "abc" is not an integer`},
 		{"never ends", "task: {name: add}\ntrain: {steps: 0, total_tokens: 0}\n", nil, "the run would never end"},
 		{"negative steps", "task: {name: add}\n", []string{"train.steps=-1"}, "c.yaml: --set train.steps=-1: -1, want ≥ 0"},
+		{"total tokens below a group", "task: {name: add}\ntrain: {steps: 0, total_tokens: 10}\n", nil, "c.yaml:2: train.total_tokens: 10, is less than one group's longest possible cost"},
+		{"every tokens below a group", "task: {name: add}\neval: {every_tokens: 10}\n", nil, "c.yaml:2: eval.every_tokens: 10, is less than one group's longest possible cost"},
+		{"total tokens below a group, set", "task: {name: add}\n", []string{"train.total_tokens=10"}, "c.yaml: --set train.total_tokens=10: 10, is less than"},
+		{"adaptive without fork budget", "task: {name: add}\nrollout: {adaptive: true}\n", nil, "strategy flat has no fork budget to adapt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "c.yaml")

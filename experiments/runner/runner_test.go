@@ -842,3 +842,4 @@ func TestEvalAtFLOPsMarks(t *testing.T) {
 		}
 	}
 }
+
