@@ -418,7 +418,8 @@
 //
 //	rollout run CONFIG [--set key=value]... [--store PATH] [--workers N] [--shard i/n|auto [--shards N]] [--cache DIR]
 //
-// Runs every variant × seed of a config, N at a time (default: one per CPU), each step
+// Runs every variant × seed of a config, N at a time (default: GOMAXPROCS, the threads Go
+// runs on, by default the CPUs available; the runs split those threads between them), each step
 // committed to the store in one transaction (metrics, every rollout group including filtered
 // ones, and a checkpoint of the run's state). Results are bit-identical whatever N is.
 // Running the same command again resumes: finished runs are skipped, unfinished ones continue
