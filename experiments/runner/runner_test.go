@@ -842,4 +842,3 @@ func TestEvalAtFLOPsMarks(t *testing.T) {
 		}
 	}
 }
-
