@@ -106,23 +106,30 @@ func (d *Reader) Byte(what string) byte {
 // Varint reads a signed varint.
 func (d *Reader) Varint(what string) int64 {
 	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail(what)
+	if !d.skip(what, n) {
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
 // Uvarint reads an unsigned varint.
 func (d *Reader) Uvarint(what string) uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(what)
+	if !d.skip(what, n) {
 		return 0
 	}
-	d.b = d.b[n:]
 	return v
+}
+
+// skip moves past the n bytes a varint decoder read, or fails when it
+// found none (n ≤ 0: too short or overflowing).
+func (d *Reader) skip(what string, n int) bool {
+	if n <= 0 {
+		d.fail(what)
+		return false
+	}
+	d.b = d.b[n:]
+	return true
 }
 
 // Count reads a length and checks that at least minSize·length bytes
