@@ -376,6 +376,9 @@
 // of a sweep point at once, in batched forwards of similar lengths (a response it cannot read
 // is never selected). --task NAME uses the task's default parameters; --config FILE takes the task and its parameters from an experiment config (as does rollout sample).
 // --param key=value sets a task parameter, as in rollout task.
+// --tree NAME:key=value,... makes the tree methods of any registered strategy instead, its
+// --tree-roots key (default m) set so that it has N leaves a prompt (N not a multiple of its
+// leaves at one root is skipped), e.g. --tree random_tree:n=2,l=1,t=1; --no-tree skips them.
 // --policy URL --model NAME measures a policy behind an OpenAI-compatible server instead (see
 // Remote policies).
 //

@@ -72,7 +72,7 @@ runs whose wall times a report's verdict may compare.`,
 	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	cmd.Flags().StringVar(&a.shard.shard, "shard", "", "run only slice i/n of the variant × seed grid; auto: i/n from Slurm's or Kubernetes' variables")
 	cmd.Flags().IntVar(&a.shard.shards, "shards", 0, "with --shard auto: the number of shards (else $ROLLOUT_SHARDS; Slurm says it itself)")
-	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: GOMAXPROCS, the threads Go runs on, by default the CPUs available; the runs split those threads between them)")
+	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once ("+workersHelp+")")
 	cmd.Flags().BoolVar(&a.interleave, "interleave", false, "run the grid seed by seed, so that with as many workers as variants they run side by side (wall times comparable)")
 	return cmd
 }
@@ -157,6 +157,10 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	}
 	return runErr
 }
+
+// workersHelp says what --workers 0 means in every command that runs a
+// grid: the runner's default, runner.Options.Workers.
+const workersHelp = "0: GOMAXPROCS, the threads Go runs on, by default the CPUs available; the runs split those threads between them"
 
 // counts says how many runs ended how, e.g. "2 finished, 0 already done,
 // 1 stopped, 1 not started, 0 failed" (not started only when some are).

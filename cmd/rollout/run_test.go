@@ -131,7 +131,7 @@ func TestRunRefusesBadConfigBeforeWriting(t *testing.T) {
 			[]string{"jsonl.yaml:1: task.params.path:", "q.jsonl:2: the prompt has the character '×'"}},
 		{"twodocs", "task: {name: add}\n---\ntask: {name: add}\n", []string{"twodocs.yaml:2: a second YAML document"}},
 		{"misspelt", "task: {name: add}\ntrain: {setps: 2}\n", []string{"misspelt.yaml:2: train.setps: unknown key; did you mean train.steps?"}},
-		{"tokens", "task: {name: add}\ntrain: {steps: 0, total_tokens: 10}\n", []string{"tokens.yaml:2: train.total_tokens: 10, is less than one group's longest possible cost"}},
+		{"tokens", "task: {name: add}\ntrain: {steps: 0, total_tokens: 10}\n", []string{"tokens.yaml:2: train.total_tokens: 10, below one group's longest possible cost"}},
 	} {
 		cfg := filepath.Join(dir, tc.name+".yaml")
 		os.WriteFile(cfg, []byte(tc.src), 0o644)

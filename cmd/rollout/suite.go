@@ -55,7 +55,7 @@ none of the suite's). Reports: ` + strings.Join(suite.Priority(), ", ") + `.`,
 	cmd.Flags().StringArrayVar(&a.only, "only", nil, "make only this report (repeatable)")
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
-	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: GOMAXPROCS, the threads Go runs on, by default the CPUs available; the runs split those threads between them)")
+	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once ("+workersHelp+")")
 	cmd.Flags().BoolVar(&a.noRun, "no-run", false, "write the reports from the store without running anything")
 	return cmd
 }

@@ -63,7 +63,7 @@ func (s *Setup) groupMax() (int64, error) {
 		v   int64
 	}{{"train.total_tokens", total}, {"eval.every_tokens", every}} {
 		if lim.v > 0 && lim.v < gm {
-			return 0, &field.Error{Key: lim.key, Value: lim.v, Msg: fmt.Sprintf("is less than one group's longest possible cost, %d tokens (strategy %s, responses up to %d tokens, rollout.budget %d): no step could fit",
+			return 0, &field.Error{Key: lim.key, Value: lim.v, Msg: fmt.Sprintf("below one group's longest possible cost, %d tokens (strategy %s, responses up to %d tokens, rollout.budget %d): no step could fit",
 				gm, s.Strategy.Name(), s.ResponseCap(), s.Budget)}
 		}
 	}
