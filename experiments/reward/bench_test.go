@@ -100,17 +100,9 @@ func tinyBench(b *testing.B) (*Model, task.Task) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	base, err := policy.NewModel(cfg, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := NewModel(base, policy.DefaultTokenizer())
-	if err != nil {
-		b.Fatal(err)
-	}
 	tk, err := task.New("add", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m, tk
+	return modelOf(b, cfg, 1), tk
 }
