@@ -12,7 +12,7 @@ import (
 func (g *Group) Record(prompt string, text record.Detokenizer) *record.Group {
 	r := &record.Group{
 		Prompt: prompt, PromptTokens: g.Prompt, PromptID: g.PromptID, Strategy: g.Strategy,
-		Budget:       g.Usage,
+		Usage:        g.Usage,
 		MissingForks: g.MissingForks,
 		Nodes:        make([]record.Node, len(g.nodes)),
 		Leaves:       make([]record.Leaf, len(g.nodes)),
@@ -63,6 +63,6 @@ func FromRecord(r *record.Group) (*Group, error) {
 		nodes[i] = n
 	}
 	g := NewGroup(r.PromptTokens, r.Strategy, nodes)
-	g.PromptID, g.MissingForks, g.Usage = r.PromptID, r.MissingForks, r.Budget
+	g.PromptID, g.MissingForks, g.Usage = r.PromptID, r.MissingForks, r.Usage
 	return g, nil
 }

@@ -32,7 +32,7 @@ func renderedExample(t *testing.T) *search.Group {
 	g.Nodes()[1].ForkScore, g.Nodes()[1].HasForkScore = 1.0, true
 	g.Nodes()[2].ForkScore, g.Nodes()[2].HasForkScore = 1.5, true
 	g.Nodes()[1].Iteration, g.Nodes()[2].Iteration, g.Nodes()[4].Iteration = 1, 2, 1
-	g.Usage = search.Usage{Limit: 40, GeneratedTokens: 18, PrefillTokens: 2, DecodeTokens: 13, FLOPs: 1234}
+	g.Usage = search.Usage{Budget: 40, GeneratedTokens: 18, PrefillTokens: 2, DecodeTokens: 13, FLOPs: 1234}
 	if err := search.SetAdvantages(g, search.DrGRPO{}); err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func startRuns(req *Request, name string, newPlan func() planner, runs []*groupR
 			prompt: p,
 			group: &Group{
 				Prompt: append([]int(nil), p.Tokens...), PromptID: p.ID, Strategy: name,
-				Usage: Usage{Limit: req.Budget, PrefillTokens: int64(len(p.Tokens))},
+				Usage: Usage{Budget: req.Budget, PrefillTokens: int64(len(p.Tokens))},
 			},
 			plan: newPlan(),
 			root: roots[i],

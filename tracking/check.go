@@ -337,7 +337,7 @@ func checkGroups(codec *chunkCodec, b *bolt.Bucket, r Run, steps map[int]bool, r
 				return nil
 			}
 			res.Groups++
-			res.SampledTokens += g.Budget.GeneratedTokens
+			res.SampledTokens += g.Usage.GeneratedTokens
 			return nil
 		})
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/codec"
 )
 
 // The binary encoding of a step's metrics: varints for integers, raw
@@ -40,11 +41,6 @@ func parseGroupKey(k []byte) (step, index int, err error) {
 	return int(binary.BigEndian.Uint64(k)), int(binary.BigEndian.Uint32(k[8:])), nil
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // encodeMetrics encodes a step's metric record, names sorted.
 func encodeMetrics(rec *StepRecord) []byte {
 	names := make([]string, 0, len(rec.Metrics))
@@ -60,7 +56,7 @@ func encodeMetrics(rec *StepRecord) []byte {
 	b = binary.AppendVarint(b, int64(rec.Elapsed))
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, k := range names {
-		b = appendString(b, k)
+		b = codec.AppendString(b, k)
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(rec.Metrics[k]))
 	}
 	return b
@@ -68,8 +64,8 @@ func encodeMetrics(rec *StepRecord) []byte {
 
 // metricsHeader decodes the fixed part of a metric record and returns a
 // decoder positioned at the name/value pairs and their count.
-func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d *record.Reader, n int, err error) {
-	d = record.NewReader(data)
+func metricsHeader(data []byte) (tokens int64, elapsed time.Duration, d *codec.Reader, n int, err error) {
+	d = codec.NewReader(data)
 	if f := d.Byte("format"); d.Err() == nil && f != metricsFormat {
 		return 0, 0, d, 0, fmt.Errorf("metric record format %d, this version reads %d", f, metricsFormat)
 	}

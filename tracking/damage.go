@@ -13,7 +13,7 @@ import (
 
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/codec"
 	"github.com/rollout-rl/rollout/tracking/internal/boltfile"
 )
 
@@ -93,7 +93,7 @@ func (s *Store) recordError(err error) error {
 	switch {
 	case err == nil, errors.As(err, &de):
 		return err
-	case errors.Is(err, ErrChecksum), errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, record.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
+	case errors.Is(err, ErrChecksum), errors.Is(err, errTruncated), errors.Is(err, errCorrupt), errors.Is(err, codec.ErrTruncated), errors.As(err, &syn), errors.As(err, &typ):
 		return &DamagedError{Path: s.path, Problem: err.Error(), Err: err}
 	}
 	return err

@@ -1,6 +1,9 @@
 package tracking
 
 import (
+	"bufio"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,4 +62,35 @@ func (s *Store) dump() (map[string]string, error) {
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error { return walk(string(name)+"/", b) })
 	})
 	return out, err
+}
+
+// storeWithRun makes a store in a test directory holding run r of
+// experiment exp (variant flat, seed 1), closed, and returns its path.
+func storeWithRun(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addRun(t, s, "exp", "r", "flat", 1)
+	s.Close()
+	return path
+}
+
+// startChild re-executes this test binary running only the test named
+// child, with env added to its environment, and returns it with the lines
+// of its standard output.
+func startChild(t *testing.T, child string, env ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out)
 }

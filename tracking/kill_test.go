@@ -1,16 +1,14 @@
 package tracking
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	bolt "go.etcd.io/bbolt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/rollout-rl/rollout/search/record"
 )
@@ -22,24 +20,8 @@ func TestKilledWriter(t *testing.T) {
 	if os.Getenv("TRACKING_KILL_CHILD") != "" {
 		return
 	}
-	path := filepath.Join(t.TempDir(), "s.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addRun(t, s, "exp", "r", "flat", 1)
-	s.Close()
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterChild$")
-	cmd.Env = append(os.Environ(), "TRACKING_KILL_CHILD="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
+	path := storeWithRun(t)
+	cmd, sc := startChild(t, "TestKilledWriterChild", "TRACKING_KILL_CHILD="+path)
 	reported := -1
 	for sc.Scan() {
 		if n, err := strconv.Atoi(sc.Text()); err == nil {
@@ -68,7 +50,7 @@ func TestKilledWriter(t *testing.T) {
 	}
 	ro.Close()
 
-	s, err = Open(path, Options{})
+	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,23 +176,8 @@ func TestKilledAtStateFile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.point, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "s.db")
-			s, err := Open(path, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			addRun(t, s, "exp", "r", "flat", 1)
-			s.Close()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestKilledAtStateFileChild$")
-			cmd.Env = append(os.Environ(), "TRACKING_KILL_STATE="+path, "TRACKING_KILL_POINT="+tc.point)
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			sc := bufio.NewScanner(out)
+			path := storeWithRun(t)
+			cmd, sc := startChild(t, "TestKilledAtStateFileChild", "TRACKING_KILL_STATE="+path, "TRACKING_KILL_POINT="+tc.point)
 			reached := false
 			for !reached && sc.Scan() {
 				reached = sc.Text() == "at "+tc.point
@@ -223,7 +190,7 @@ func TestKilledAtStateFile(t *testing.T) {
 			if files := stateFiles(t, path, "r"); len(files) != 2 {
 				t.Fatalf("state files %v when killed, want two (the committed state and the other)", files)
 			}
-			s, err = Open(path, Options{KeepCheckpoints: 1})
+			s, err := Open(path, Options{KeepCheckpoints: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

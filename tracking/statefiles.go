@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/rollout-rl/rollout/search/record/codec"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -181,8 +182,7 @@ func encodeState(w io.Writer, blobs []Blob) (int64, error) {
 		if err != nil {
 			break
 		}
-		hdr = binary.AppendUvarint(hdr[:0], uint64(len(b.Name)))
-		hdr = append(hdr, b.Name...)
+		hdr = codec.AppendString(hdr[:0], b.Name)
 		hdr = binary.AppendUvarint(hdr, uint64(len(b.Data)))
 		if n, err = w.Write(hdr); err == nil {
 			total += int64(n)
@@ -200,27 +200,16 @@ func decodeState(b []byte) ([]Blob, error) {
 		return nil, fmt.Errorf("not a resume state file (no %q header)", strings.TrimSpace(stateMagic))
 	}
 	var out []Blob
-	for len(rest) > 0 {
-		var name, data []byte
-		var err error
-		if name, rest, err = cutField(rest); err == nil {
-			data, rest, err = cutField(rest)
+	d := codec.NewReader(rest)
+	for d.Len() > 0 {
+		name := d.String("blob name")
+		data := d.Bytes("blob data")
+		if d.Err() != nil {
+			return nil, fmt.Errorf("blob %d: %w", len(out), d.Err())
 		}
-		if err != nil {
-			return nil, fmt.Errorf("blob %d: %w", len(out), err)
-		}
-		out = append(out, Blob{Name: string(name), Data: data})
+		out = append(out, Blob{Name: name, Data: data})
 	}
 	return out, nil
-}
-
-// cutField splits a uvarint-length-prefixed field off b.
-func cutField(b []byte) (field, rest []byte, err error) {
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, fmt.Errorf("truncated at a field of %d bytes with %d left", n, len(b)-max(k, 0))
-	}
-	return b[k : k+int(n)], b[k+int(n):], nil
 }
 
 // readStateFile reads and verifies (size, SHA-256) the state file a

@@ -378,6 +378,9 @@
 // of a sweep point at once, in batched forwards of similar lengths (a response it cannot read
 // is never selected). --task NAME uses the task's default parameters; --config FILE takes the task and its parameters from an experiment config (as does rollout sample).
 // --param key=value sets a task parameter, as in rollout task.
+// --tree NAME:key=value,... makes the tree methods of any registered strategy instead, its
+// --tree-roots key (default m) set so that it has N leaves a prompt (N not a multiple of its
+// leaves at one root is skipped), e.g. --tree random_tree:n=2,l=1,t=1; --no-tree skips them.
 // --policy URL --model NAME measures a policy behind an OpenAI-compatible server instead (see
 // Remote policies).
 //
@@ -455,7 +458,8 @@
 //
 //	rollout run CONFIG [--set key=value]... [--store PATH] [--workers N] [--shard i/n|auto [--shards N]] [--cache DIR]
 //
-// Runs every variant × seed of a config, N at a time (default: one per CPU), each step
+// Runs every variant × seed of a config, N at a time (default: GOMAXPROCS, the threads Go
+// runs on, by default the CPUs available; the runs split those threads between them), each step
 // committed to the store in one transaction (metrics, every rollout group including filtered
 // ones, and a checkpoint of the run's state). Results are bit-identical whatever N is.
 // Running the same command again resumes: finished runs are skipped, unfinished ones continue

@@ -114,8 +114,9 @@ func pickVariant(f *config.File, name string) (config.Experiment, error) {
 	return config.Experiment{}, usageError{fmt.Errorf("--variant %q: the config has %v", name, names)}
 }
 
-// passrateSpecs builds the methods of the flags: every shape under every
-// score, then every segment tree.
+// passrateSpecs builds the methods of the flags, each through the
+// strategy registry: every shape under every score (entropy_tree, or
+// random_tree for the random score), then every segment tree.
 func passrateSpecs(shapes, scores, segments []string) ([]passrate.Spec, error) {
 	var specs []passrate.Spec
 	for _, sh := range shapes {
@@ -124,14 +125,18 @@ func passrateSpecs(shapes, scores, segments []string) ([]passrate.Spec, error) {
 			return nil, err
 		}
 		for _, sc := range scores {
-			e := search.EntropyTree{M: v[0], N: v[1], L: v[2], T: v[3], Score: search.ForkScore(sc)}
+			name, params := "entropy_tree", map[string]string{"score": sc}
 			if sc == string(search.ScoreRandom) {
-				e.As = "random_tree"
+				name, params = "random_tree", map[string]string{}
 			}
-			if err := e.Validate(); err != nil {
+			for i, k := range []string{"m", "n", "l", "t"} {
+				params[k] = strconv.Itoa(v[i])
+			}
+			st, err := search.NewStrategy(name, params)
+			if err != nil {
 				return nil, fmt.Errorf("--shape %s --score %s: %w", sh, sc, err)
 			}
-			specs = append(specs, passrate.Spec{Name: fmt.Sprintf("%s(%s)", sc, sh), Family: sc, Shape: fmt.Sprintf("%d,%d,%d,%d", v[0], v[1], v[2], v[3]), Strategy: e})
+			specs = append(specs, passrate.Spec{Name: fmt.Sprintf("%s(%s)", sc, sh), Family: sc, Shape: fmt.Sprintf("%d,%d,%d,%d", v[0], v[1], v[2], v[3]), Strategy: st})
 		}
 	}
 	for _, sg := range segments {
@@ -139,11 +144,11 @@ func passrateSpecs(shapes, scores, segments []string) ([]passrate.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := search.SegmentTree{S: v[0], B: v[1], W: v[2]}
-		if err := s.Validate(); err != nil {
+		st, err := search.NewStrategy("segment_tree", map[string]string{"s": strconv.Itoa(v[0]), "b": strconv.Itoa(v[1]), "w": strconv.Itoa(v[2])})
+		if err != nil {
 			return nil, fmt.Errorf("--segment %s: %w", sg, err)
 		}
-		specs = append(specs, passrate.Spec{Name: fmt.Sprintf("segment(%s)", sg), Family: "segment", Strategy: s})
+		specs = append(specs, passrate.Spec{Name: fmt.Sprintf("segment(%s)", sg), Family: "segment", Strategy: st})
 	}
 	return specs, nil
 }
@@ -405,20 +410,30 @@ func meanOf(p *passrate.Profile) float64 {
 // methodSpec builds the method of a --method flag, NAME or
 // NAME:key=value,key=value, named as given.
 func methodSpec(flag string) (passrate.Spec, error) {
-	name, list, _ := strings.Cut(flag, ":")
-	params := map[string]string{}
-	if list != "" {
-		for _, kv := range strings.Split(list, ",") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return passrate.Spec{}, fmt.Errorf("--method %s: %q is not key=value", flag, kv)
-			}
-			params[strings.TrimSpace(k)] = v
-		}
+	name, params, err := parseMethod("--method", flag)
+	if err != nil {
+		return passrate.Spec{}, err
 	}
 	st, err := search.NewStrategy(name, params)
 	if err != nil {
 		return passrate.Spec{}, fmt.Errorf("--method %s: %w", flag, err)
 	}
 	return passrate.Spec{Name: flag, Family: name, Strategy: st}, nil
+}
+
+// parseMethod reads a registered strategy as a flag gives it, NAME or
+// NAME:key=value,key=value.
+func parseMethod(flagName, flag string) (name string, params map[string]string, err error) {
+	name, list, _ := strings.Cut(flag, ":")
+	params = map[string]string{}
+	if list != "" {
+		for _, kv := range strings.Split(list, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return "", nil, fmt.Errorf("%s %s: %q is not key=value", flagName, flag, kv)
+			}
+			params[strings.TrimSpace(k)] = v
+		}
+	}
+	return name, params, nil
 }

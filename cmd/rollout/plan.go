@@ -54,7 +54,7 @@ achieved one.`,
 	}
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().IntVar(&a.pilot, "pilot", 0, "run a pilot of N seeds first when the store holds none (N ≥ 2)")
-	cmd.Flags().IntVar(&a.workers, "workers", 0, "pilot runs at once (0: one per CPU)")
+	cmd.Flags().IntVar(&a.workers, "workers", 0, "pilot runs at once ("+workersHelp+")")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search"
 )
@@ -66,8 +67,8 @@ func init() {
 // search work wherever the built-in ones do: a config names them (and its
 // errors name their keys), rollout sample generates, scores and gives
 // advantages with them, the --policy path knows the strategy has a remote
-// form, and the token budget of a run bounds a group by the strategy's
-// own bound.
+// form, rollout passrate and rollout ttc measure the strategy, and the
+// token budget of a run bounds a group by the strategy's own bound.
 func TestRegisteredOutsideSearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a run")
@@ -120,14 +121,40 @@ func TestRegisteredOutsideSearch(t *testing.T) {
 		checkPairs(t, policy[0], out, st.Leaves(), gm)
 	}
 
+	// rollout passrate measures it as a --method, rollout ttc as its tree
+	// method, scaled to N leaves by its own key (pairs).
+	code, out, e := rollout(t, "passrate", cfg, "--prompts", "2", "--k", "2", "--iid-n", "1,2", "--shape", "1,1,1,1", "--score", "entropy",
+		"--segment", "2,2,2", "--method", "pair_tree:pairs=1,score=late", "--resamples", "100", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"pair_tree:pairs=1,score=late"`) {
+		t.Errorf("passrate --method pair_tree: exit %d, the method is not in the result:\n%s\n%s", code, out, e)
+	}
+	code, out, e = rollout(t, "ttc", "--checkpoint", ckpt, "--task", "add", "--param", "digits=1", "--prompts", "2", "--n", "2,3,4",
+		"--tree", "pair_tree:score=late", "--tree-roots", "pairs", "--format", "json")
+	var pts []rl.TTCPoint
+	if err := json.Unmarshal([]byte(out), &pts); code != 0 || err != nil {
+		t.Fatalf("ttc --tree pair_tree: exit %d, %v:\n%s\n%s", code, err, out, e)
+	}
+	var treeNs []int
+	for _, p := range pts {
+		if p.Method == "tree_best" {
+			treeNs = append(treeNs, p.N)
+		}
+	}
+	if !slices.Equal(treeNs, []int{2, 4}) { // 3 is no multiple of a pair
+		t.Errorf("ttc --tree pair_tree: tree points at N %v, want 2 and 4", treeNs)
+	}
+	if code, _, e := rollout(t, "ttc", "--checkpoint", ckpt, "--task", "add", "--tree", "pair_tree", "--tree-roots", "m"); code != 2 || !strings.Contains(e, `unknown parameter "m"`) {
+		t.Errorf("ttc --tree pair_tree --tree-roots m: exit %d, stderr %q, want 2 naming the key", code, e)
+	}
+
 	// The token budget of a run: a total below one group's bound is refused
 	// naming the bound; one of three groups' bounds runs.
 	store := filepath.Join(dir, "s.db")
-	code, _, e := rollout(t, "run", cfg, "--store", store, "--cache", dir, "--set", fmt.Sprintf("train.total_tokens=%d", gm-1))
+	code, _, e = rollout(t, "run", cfg, "--store", store, "--cache", dir, "--set", fmt.Sprintf("train.total_tokens=%d", gm-1))
 	if want := fmt.Sprintf("one group's longest possible cost, %d tokens (strategy pair_tree", gm); code == 0 || !strings.Contains(e, want) {
 		t.Errorf("run with total_tokens %d: exit %d, stderr lacks %q:\n%s", gm-1, code, want, e)
 	}
-	code, out, e := rollout(t, "run", cfg, "--store", store+"2", "--cache", dir, "--set", fmt.Sprintf("train.total_tokens=%d", 3*gm))
+	code, out, e = rollout(t, "run", cfg, "--store", store+"2", "--cache", dir, "--set", fmt.Sprintf("train.total_tokens=%d", 3*gm))
 	if code != 0 || !strings.Contains(out, "1 finished") {
 		t.Errorf("run with total_tokens %d: exit %d\n%s\n%s", 3*gm, code, out, e)
 	}

@@ -72,7 +72,7 @@ runs whose wall times a report's verdict may compare.`,
 	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
 	cmd.Flags().StringVar(&a.shard.shard, "shard", "", "run only slice i/n of the variant × seed grid; auto: i/n from Slurm's or Kubernetes' variables")
 	cmd.Flags().IntVar(&a.shard.shards, "shards", 0, "with --shard auto: the number of shards (else $ROLLOUT_SHARDS; Slurm says it itself)")
-	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: one per CPU)")
+	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once ("+workersHelp+")")
 	cmd.Flags().BoolVar(&a.interleave, "interleave", false, "run the grid seed by seed, so that with as many workers as variants they run side by side (wall times comparable)")
 	return cmd
 }
@@ -104,7 +104,7 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 		return usageError{err}
 	}
 	if a.workers < 0 {
-		return usageError{fmt.Errorf("--workers %d: want ≥ 0 (0: one per CPU)", a.workers)}
+		return usageError{fmt.Errorf("--workers %d: want ≥ 0 (0: GOMAXPROCS)", a.workers)}
 	}
 	dir, err := cacheDir(a.cache)
 	if err != nil {
@@ -157,6 +157,10 @@ func runExperiment(cmd *cobra.Command, a runArgs) error {
 	}
 	return runErr
 }
+
+// workersHelp says what --workers 0 means in every command that runs a
+// grid: the runner's default, runner.Options.Workers.
+const workersHelp = "0: GOMAXPROCS, the threads Go runs on, by default the CPUs available; the runs split those threads between them"
 
 // counts says how many runs ended how, e.g. "2 finished, 0 already done,
 // 1 stopped, 1 not started, 0 failed" (not started only when some are).
@@ -303,13 +307,13 @@ type runView struct {
 	stopped int
 	failed  int
 	bars    map[string]*bar
-	steps   map[string]int
+	goals   map[string]runGoal
 	pre     *bar
 	warned  map[string]bool // runs warned of thin baselines
 }
 
 func newRunView(pr *progress, total int) *runView {
-	return &runView{pr: pr, total: total, bars: map[string]*bar{}, steps: map[string]int{}}
+	return &runView{pr: pr, total: total, bars: map[string]*bar{}, goals: map[string]runGoal{}}
 }
 
 func (v *runView) Prepare(what string, step, steps int, loss float64) {
@@ -324,24 +328,32 @@ func (v *runView) Prepare(what string, step, steps int, loss float64) {
 	}
 }
 
-// Start adds the run's bar, counting steps, or sampled tokens when the run
-// ends at a token budget.
+// Start adds the run's bar, counting steps, or what the run ends at when
+// it has no step count: sampled tokens (train.total_tokens) or FLOPs
+// (train.total_flops), whichever it reaches first.
 func (v *runView) Start(r config.Run, steps, from int) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.overallBar()
-	total := steps
-	if t := r.Config.Train.TotalTokens; steps == 0 && t > 0 {
-		total = -int(t) // counted in tokens
+	g := runGoal{total: steps}
+	if c := r.Config.Train; steps == 0 && c.TotalTokens > 0 {
+		g = runGoal{total: int(c.TotalTokens), metric: "budget/tokens_cum"}
+	} else if steps == 0 && c.TotalFLOPs > 0 {
+		g = runGoal{total: int(c.TotalFLOPs), metric: "budget/total_flops_cum"}
 	}
-	b := v.pr.add(fmt.Sprintf("%s seed %d", r.Variant, r.Seed), max(abs(total), 1))
-	if total > 0 {
+	b := v.pr.add(fmt.Sprintf("%s seed %d", r.Variant, r.Seed), max(g.total, 1))
+	if g.metric == "" {
 		b.set(from, "")
 	}
-	v.bars[r.ID], v.steps[r.ID] = b, total
+	v.bars[r.ID], v.goals[r.ID] = b, g
 }
 
-func abs(x int) int { return max(x, -x) }
+// runGoal is what a run's bar counts to: total steps, or total of a
+// cumulative metric.
+type runGoal struct {
+	total  int
+	metric string // empty: steps
+}
 
 func (v *runView) overallBar() *bar {
 	if v.overall == nil {
@@ -358,13 +370,11 @@ func (v *runView) Step(r config.Run, step int, m map[string]float64) {
 		if acc, ok := m["eval/acc"]; ok {
 			note += fmt.Sprintf(" eval/acc %.3f", acc)
 		}
-		done := step
-		if total := v.steps[r.ID]; total < 0 {
-			done = min(int(m["budget/tokens_cum"]), -total)
-		} else {
-			done = min(step, total)
+		g, done := v.goals[r.ID], step
+		if g.metric != "" {
+			done = int(m[g.metric])
 		}
-		b.set(done, note)
+		b.set(min(done, g.total), note)
 	}
 	if n := m[rl.ThinBaselinesMetric]; n > 0 && !v.warned[r.ID] {
 		if v.warned == nil {
@@ -382,7 +392,7 @@ func (v *runView) Done(r config.Run, res runner.Result) {
 	defer v.mu.Unlock()
 	if b := v.bars[r.ID]; b != nil {
 		if res.Outcome == runner.Finished {
-			b.set(abs(v.steps[r.ID]), "")
+			b.set(v.goals[r.ID].total, "")
 		} else {
 			b.stop(resultText(runner.Result{Outcome: res.Outcome, Step: res.Step, Resumed: -1}))
 		}

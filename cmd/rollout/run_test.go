@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rollout-rl/rollout/experiments/config"
+	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/runner"
 )
 
@@ -130,6 +131,7 @@ func TestRunRefusesBadConfigBeforeWriting(t *testing.T) {
 			[]string{"jsonl.yaml:1: task.params.path:", "q.jsonl:2: the prompt has the character '×'"}},
 		{"twodocs", "task: {name: add}\n---\ntask: {name: add}\n", []string{"twodocs.yaml:2: a second YAML document"}},
 		{"misspelt", "task: {name: add}\ntrain: {setps: 2}\n", []string{"misspelt.yaml:2: train.setps: unknown key; did you mean train.steps?"}},
+		{"tokens", "task: {name: add}\ntrain: {steps: 0, total_tokens: 10}\n", []string{"tokens.yaml:2: train.total_tokens: 10, below one group's longest possible cost"}},
 	} {
 		cfg := filepath.Join(dir, tc.name+".yaml")
 		os.WriteFile(cfg, []byte(tc.src), 0o644)
@@ -144,6 +146,33 @@ func TestRunRefusesBadConfigBeforeWriting(t *testing.T) {
 			if _, err := os.Stat(p); err == nil {
 				t.Errorf("%s: %s was written", tc.name, p)
 			}
+		}
+	}
+}
+
+// A run's bar counts what the run ends at: steps, or sampled tokens
+// (train.total_tokens) or FLOPs (train.total_flops) when it has no step
+// count.
+func TestRunViewGoals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		train  rl.Config
+		metric string
+		want   string
+	}{
+		{"steps", rl.Config{Steps: 3}, "", "steps seed 1: 3/3 (100%)"},
+		{"tokens", rl.Config{TotalTokens: 900}, "budget/tokens_cum", "tokens seed 1: 900/900 (100%)"},
+		{"flops", rl.Config{TotalFLOPs: 5000}, "budget/total_flops_cum", "flops seed 1: 5000/5000 (100%)"},
+	} {
+		var buf bytes.Buffer
+		v := newRunView(newProgress(&buf), 1)
+		r := config.Run{ID: tc.name, Variant: tc.name, Seed: 1}
+		r.Config.Train = tc.train
+		v.Start(r, tc.train.Steps, 0)
+		m := map[string]float64{"budget/tokens_cum": 900, "budget/total_flops_cum": 5000}
+		v.Step(r, 3, m)
+		if got := buf.String(); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: the bar does not reach its end after the last step:\n%s", tc.name, got)
 		}
 	}
 }

@@ -55,7 +55,7 @@ none of the suite's). Reports: ` + strings.Join(suite.Priority(), ", ") + `.`,
 	cmd.Flags().StringArrayVar(&a.only, "only", nil, "make only this report (repeatable)")
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory (default $ROLLOUT_CACHE or the user cache dir)")
-	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once (0: one per CPU)")
+	cmd.Flags().IntVar(&a.workers, "workers", 0, "runs at once ("+workersHelp+")")
 	cmd.Flags().BoolVar(&a.noRun, "no-run", false, "write the reports from the store without running anything")
 	return cmd
 }
@@ -86,7 +86,7 @@ func runSuite(cmd *cobra.Command, a suiteArgs) error {
 		return err
 	}
 	if a.workers < 0 {
-		return usageError{fmt.Errorf("--workers %d: want ≥ 0 (0: one per CPU)", a.workers)}
+		return usageError{fmt.Errorf("--workers %d: want ≥ 0 (0: GOMAXPROCS)", a.workers)}
 	}
 	if fi, err := os.Stat(a.dir); err != nil || !fi.IsDir() {
 		return usageError{fmt.Errorf("%s: not a directory", a.dir)}

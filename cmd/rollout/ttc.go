@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -25,6 +26,7 @@ func newTTCCmd() *cobra.Command {
 	var prompts int
 	var seed uint64
 	var noTree bool
+	var tree, treeRoots string
 	var format string
 	var rf remoteFlags
 	sampling := policy.DefaultSampling
@@ -61,7 +63,9 @@ that OpenAI-compatible server, the tokens counted as the server reports them.`,
 			}
 			cfg := rl.TTCConfig{Prompts: prompts, Ns: ns, Sampling: sampling, Seed: seed}
 			if !noTree {
-				cfg.Tree = func(n int) (search.Strategy, error) { return rl.TreeWithLeaves(n) }
+				if cfg.Tree, err = ttcTree(tree, treeRoots); err != nil {
+					return usageError{err}
+				}
 			}
 			if rmDir != "" {
 				if cfg.Scorer, err = rewardModelScorer(rmDir); err != nil {
@@ -92,12 +96,33 @@ that OpenAI-compatible server, the tokens counted as the server reports them.`,
 	f.IntVar(&prompts, "prompts", 100, "held-out prompts")
 	f.Uint64Var(&seed, "seed", 1, "seed of prompts and sampling streams")
 	f.BoolVar(&noTree, "no-tree", false, "skip the tree methods")
+	f.StringVar(&tree, "tree", "", "the tree methods' strategy, any registered one as NAME or NAME:key=value,... (default: an entropy tree, N = 2 or 3 forks, L = T = 1)")
+	f.StringVar(&treeRoots, "tree-roots", "m", "the --tree strategy's key set so that it has N leaves a prompt")
 	f.StringVar(&format, "format", "table", "table or json (the points as one JSON array)")
 	f.Float64Var(&sampling.Temperature, "temperature", 1, "sampling temperature")
 	f.IntVar(&sampling.TopK, "top-k", 0, "top-k (0: off)")
 	f.Float64Var(&sampling.TopP, "top-p", 1, "top-p (1: off)")
 	rf.add(cmd)
 	return cmd
+}
+
+// ttcTree makes the tree methods' strategy with n leaves a prompt: the
+// registered strategy of --tree (NAME or NAME:key=value,...) with its
+// --tree-roots key scaled to n leaves, or rl.TreeWithLeaves without one.
+func ttcTree(tree, roots string) (func(n int) (search.Strategy, error), error) {
+	if tree == "" {
+		return rl.TreeWithLeaves, nil
+	}
+	name, params, err := parseMethod("--tree", tree)
+	if err != nil {
+		return nil, err
+	}
+	one := maps.Clone(params)
+	one[roots] = "1"
+	if _, err := search.NewStrategy(name, one); err != nil {
+		return nil, fmt.Errorf("--tree %s --tree-roots %s: %w", tree, roots, err)
+	}
+	return func(n int) (search.Strategy, error) { return rl.StrategyWithLeaves(name, params, roots, n) }, nil
 }
 
 // rewardModelScorer scores best-of-N candidates by the reward model in dir

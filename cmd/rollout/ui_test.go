@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -109,11 +109,7 @@ func TestUICommand(t *testing.T) {
 	}}
 	var errOut bytes.Buffer
 	code := run([]string{"ui", "--store", path, "--addr", "127.0.0.1:0"}, out, &errOut)
-	select {
-	case <-out.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no request was made")
-	}
+	out.wait(t)
 	if code != 0 || status != http.StatusOK || !strings.Contains(body, `"name":"exp"`) || strings.Contains(errOut.String(), "warning") {
 		t.Fatalf("exit %d, GET /api/experiments: %d %s\nstdout %s\nstderr %s", code, status, body, out.String(), errOut.String())
 	}
@@ -159,11 +155,7 @@ func TestUIKey(t *testing.T) {
 	}}
 	var errOut bytes.Buffer
 	code := run([]string{"ui", "--store", path, "--addr", "127.0.0.1:0"}, out, &errOut)
-	select {
-	case <-out.done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no request was made")
-	}
+	out.wait(t)
 	want := []answer{{401, `Basic realm="rollout", charset="UTF-8"`}, {401, `Basic realm="rollout", charset="UTF-8"`}, {200, ""}, {200, ""}}
 	if code != 0 || !slices.Equal(got, want) || !strings.Contains(out.String(), "API key required") {
 		t.Errorf("exit %d, answers %v, want %v\nstdout %s\nstderr %s", code, got, want, out.String(), errOut.String())
@@ -173,7 +165,8 @@ func TestUIKey(t *testing.T) {
 // requestsWhenServing, written to as standard output, calls do with the
 // address the dashboard serves on, then interrupts the process.
 type requestsWhenServing struct {
-	once sync.Once
+	once    sync.Once
+	serving atomic.Bool // the serving line was written: the requests began
 	bytes.Buffer
 	do   func(base string)
 	done chan struct{}
@@ -182,6 +175,7 @@ type requestsWhenServing struct {
 func (w *requestsWhenServing) Write(p []byte) (int, error) {
 	if m := servingLine.FindSubmatch(p); m != nil {
 		w.once.Do(func() {
+			w.serving.Store(true)
 			go func() {
 				defer close(w.done)
 				w.do(string(m[1]))
@@ -190,4 +184,14 @@ func (w *requestsWhenServing) Write(p []byte) (int, error) {
 		})
 	}
 	return w.Buffer.Write(p)
+}
+
+// wait waits, once the command has returned, for the requests to end;
+// when the command never served, no request was made.
+func (w *requestsWhenServing) wait(t *testing.T) {
+	t.Helper()
+	if !w.serving.Load() {
+		t.Fatal("no request was made: the command never served")
+	}
+	<-w.done
 }

@@ -158,6 +158,10 @@ func TestMalformedConfigs(t *testing.T) {
 		{"async misspelt", "task: {name: add}\ntrain:\n  asynk: 1\n", nil, "c.yaml:3: train.asynk: unknown key; did you mean train.async?"},
 		{"negative async", "task: {name: add}\ntrain:\n  async: -1\n", nil, "c.yaml:3: train.async: -1, want ≥ 0 (0: synchronous)"},
 		{"async with stale reuse", "task: {name: add}\ntrain:\n  async: 1\n  max_staleness: 1\n", nil, "train.async: 1, excludes train.max_staleness > 0"},
+		{"total tokens below a group", "task: {name: add}\ntrain: {steps: 0, total_tokens: 10}\n", nil, "c.yaml:2: train.total_tokens: 10, below one group's longest possible cost"},
+		{"every tokens below a group", "task: {name: add}\neval: {every_tokens: 10}\n", nil, "c.yaml:2: eval.every_tokens: 10, below one group's longest possible cost"},
+		{"total tokens below a group, set", "task: {name: add}\n", []string{"train.total_tokens=10"}, "c.yaml: --set train.total_tokens=10: 10, below one group"},
+		{"adaptive without fork budget", "task: {name: add}\nrollout: {adaptive: true}\n", nil, "strategy flat has no fork budget to adapt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "c.yaml")

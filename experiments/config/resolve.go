@@ -67,6 +67,16 @@ func resolve(t *tree, defaultName string) (Experiment, error) {
 	if err := validateLength(&cfg, tk, t); err != nil {
 		return cfg, err
 	}
+	// What a run's loop would refuse and needs no model (train.total_tokens
+	// below one group's longest cost, …) is refused here, before anything
+	// is written.
+	s, err := cfg.setupOf(tk)
+	if err == nil {
+		err = s.Check()
+	}
+	if err != nil {
+		return cfg, fieldFail(t, err)
+	}
 	return cfg, nil
 }
 
@@ -228,4 +238,28 @@ func fieldFail(t *tree, err error) error {
 // `rollout sample` all get theirs here.
 func (r Rollout) NewStrategy() (search.Strategy, error) {
 	return search.NewStrategy(r.Strategy, r.Params)
+}
+
+// Setup is the setup of a run of c without its models, tokenizer, reward
+// mixer and seed: the task, the strategy and every setting, all that
+// rl.Setup.Check reads. The runner adds the rest.
+func (c Experiment) Setup() (rl.Setup, error) {
+	tk, err := task.New(c.Task.Name, c.Task.Params)
+	if err != nil {
+		return rl.Setup{}, err
+	}
+	return c.setupOf(tk)
+}
+
+// setupOf is Setup with the task built.
+func (c Experiment) setupOf(tk task.Task) (rl.Setup, error) {
+	st, err := c.Rollout.NewStrategy()
+	if err != nil {
+		return rl.Setup{}, err
+	}
+	return rl.Setup{
+		Task: tk, Strategy: st,
+		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8, Adaptive: c.Rollout.Adaptive,
+		EvalEveryTokens: c.Eval.EveryTokens, EvalEveryFLOPs: c.Eval.EveryFLOPs, Train: c.Train,
+	}, nil
 }

@@ -60,7 +60,7 @@ func (o Outcome) validate() error {
 // reward for a correct answer). A group without leaves or with an unscored
 // leaf is an error naming the leaf.
 func FromRecord(g *record.Group) (Outcome, error) {
-	o := Outcome{Tokens: g.Budget.GeneratedTokens, Leaves: len(g.Leaves)}
+	o := Outcome{Tokens: g.Usage.GeneratedTokens, Leaves: len(g.Leaves)}
 	for i, l := range g.Leaves {
 		if !l.Scored {
 			return Outcome{}, fmt.Errorf("group of prompt %q: leaf %d (node %d) is not scored", g.Prompt, i, l.Node)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/rollout-rl/rollout/experiments/rl"
@@ -174,7 +175,11 @@ type generator func(ctx context.Context, st search.Strategy, prompts []task.Prom
 func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text func(id int) string) (*Result, error) {
 	prof := NewProfile()
 	res := &Result{Profile: prof, Seconds: map[string]float64{}}
-	flat, err := sampleAll(ctx, setup, gen, Spec{Name: "iid", Family: "iid", Strategy: search.Flat{N: o.K}}, o, res,
+	iid, err := search.NewStrategy("flat", map[string]string{"n": strconv.Itoa(o.K)})
+	if err != nil {
+		return nil, fmt.Errorf("passrate: the i.i.d. reference of K = %d: %w", o.K, err)
+	}
+	flat, err := sampleAll(ctx, setup, gen, Spec{Name: "iid", Family: "iid", Strategy: iid}, o, res,
 		func(g *record.Group) error {
 			if err := prof.AddIID(g, text); err != nil {
 				return err

@@ -13,22 +13,7 @@ import (
 // tokens each) with a tiny-size reward model: the model term of one RL
 // step's rewards.
 func BenchmarkScoreTiny(b *testing.B) {
-	cfg, err := policy.Size("tiny")
-	if err != nil {
-		b.Fatal(err)
-	}
-	base, err := policy.NewModel(cfg, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := NewModel(base, policy.DefaultTokenizer())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tk, err := task.New("add", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, tk := tinyBench(b)
 	seqs := make([][]int, 64)
 	for i := range seqs {
 		p, err := tk.Prompt(task.Train, 1, i)
@@ -53,22 +38,7 @@ func BenchmarkScoreTiny(b *testing.B) {
 // `rollout ttc --reward-model` does at N = 12: one response a forward (the
 // way ttc scored before) against SelectionScores' batched forwards.
 func BenchmarkSelectionScores(b *testing.B) {
-	cfg, err := policy.Size("tiny")
-	if err != nil {
-		b.Fatal(err)
-	}
-	base, err := policy.NewModel(cfg, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, err := NewModel(base, policy.DefaultTokenizer())
-	if err != nil {
-		b.Fatal(err)
-	}
-	tk, err := task.New("add", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, tk := tinyBench(b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var prompts []task.Prompt
 	var responses []string
@@ -120,4 +90,19 @@ func BenchmarkSelectionScores(b *testing.B) {
 			}
 		})
 	}
+}
+
+// tinyBench is the benchmarks' reward model, of tiny size with random
+// weights, and their task, add with its default parameters.
+func tinyBench(b *testing.B) (*Model, task.Task) {
+	b.Helper()
+	cfg, err := policy.Size("tiny")
+	if err != nil {
+		b.Fatal(err)
+	}
+	tk, err := task.New("add", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return modelOf(b, cfg, 1), tk
 }

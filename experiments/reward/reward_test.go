@@ -29,9 +29,12 @@ func smallTask(t *testing.T) task.Task {
 	return tk
 }
 
-func smallModel(t *testing.T, seed uint64) *Model {
+func smallModel(t *testing.T, seed uint64) *Model { return modelOf(t, smallConfig, seed) }
+
+// modelOf is a reward model of body cfg with random weights from seed.
+func modelOf(t testing.TB, cfg policy.Config, seed uint64) *Model {
 	t.Helper()
-	base, err := policy.NewModel(smallConfig, seed)
+	base, err := policy.NewModel(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,33 +144,6 @@ func New(s Setup) (*Loop, error) {
 	return l, nil
 }
 
-// setGroupMax computes a group's longest possible cost when train.total_tokens
-// or eval.every_tokens needs it, and checks that one group fits in each.
-func (l *Loop) setGroupMax() error {
-	total, every := l.s.Train.TotalTokens, l.s.EvalEveryTokens
-	if every < 0 {
-		return fmt.Errorf("rl: eval.every_tokens = %d, want ≥ 0", every)
-	}
-	if total == 0 && every == 0 {
-		return nil
-	}
-	gm, err := search.MaxGroupTokens(l.s.Strategy, l.maxTokens(), l.s.Budget)
-	if err != nil {
-		return fmt.Errorf("rl: train.total_tokens and eval.every_tokens need a bound on a group's cost: %w", err)
-	}
-	l.groupMax = gm
-	for _, lim := range []struct {
-		key string
-		v   int64
-	}{{"train.total_tokens", total}, {"eval.every_tokens", every}} {
-		if lim.v > 0 && lim.v < gm {
-			return fmt.Errorf("rl: %s = %d is less than one group's longest possible cost, %d tokens (strategy %s, responses up to %d tokens, rollout.budget %d): no step could fit",
-				lim.key, lim.v, gm, l.s.Strategy.Name(), l.maxTokens(), l.s.Budget)
-		}
-	}
-	return nil
-}
-
 // stepLimit returns the most tokens the next step may generate, and whether
 // there is a limit: what is left of train.total_tokens and before the next
 // evaluation mark, whichever is less.

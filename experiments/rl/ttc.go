@@ -3,6 +3,8 @@ package rl
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strconv"
 
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
@@ -139,7 +141,11 @@ func measureTTC(t task.Task, cfg TTCConfig, prompts []task.Prompt, run func(sear
 		if n < 1 {
 			return nil, fmt.Errorf("test-time compute: N = %d, want ≥ 1", n)
 		}
-		groups, err := run(search.Flat{N: n})
+		flatN, err := search.NewStrategy("flat", map[string]string{"n": strconv.Itoa(n)})
+		if err != nil {
+			return nil, fmt.Errorf("test-time compute: %w", err)
+		}
+		groups, err := run(flatN)
 		if err != nil {
 			return nil, fmt.Errorf("test-time compute: %w", err)
 		}
@@ -287,12 +293,42 @@ func argmax(n int, f func(int) float64) int {
 // M·(1 + N·T) with T = 1, L = 1: N = 2 when n is divisible by 3, else
 // N = 3 when n is divisible by 4 (4, 8, 16, …), else an error.
 func TreeWithLeaves(n int) (search.Strategy, error) {
-	for _, forks := range []int{2, 3} {
-		e := search.EntropyTree{M: 1, N: forks, L: 1, T: 1, Score: search.ScoreEntropy}
-		if root := e.Leaves(); n > 0 && n%root == 0 {
-			e.M = n / root
-			return e, e.Validate()
+	for _, forks := range []string{"2", "3"} {
+		params := map[string]string{"n": forks, "l": "1", "t": "1", "score": string(search.ScoreEntropy)}
+		if st, err := StrategyWithLeaves("entropy_tree", params, "m", n); err == nil {
+			return st, nil
 		}
 	}
 	return nil, fmt.Errorf("no entropy tree (N=2 or 3, T=1, L=1) has %d leaves: want a multiple of 3 or 4", n)
+}
+
+// StrategyWithLeaves returns the registered strategy name with params
+// and its key roots (entropy_tree's m) set so that it has n leaves per
+// prompt: a multiple of its leaves with roots = 1, else an error. A
+// strategy registered by another package works as a built-in one does.
+func StrategyWithLeaves(name string, params map[string]string, roots string, n int) (search.Strategy, error) {
+	with := func(r int) (search.Strategy, error) {
+		p := maps.Clone(params)
+		if p == nil {
+			p = map[string]string{}
+		}
+		p[roots] = strconv.Itoa(r)
+		return search.NewStrategy(name, p)
+	}
+	one, err := with(1)
+	if err != nil {
+		return nil, err
+	}
+	per := one.Leaves()
+	if n < 1 || per < 1 || n%per != 0 {
+		return nil, fmt.Errorf("%s has %d leaves a prompt per %s: %d leaves is not a multiple", name, per, roots, n)
+	}
+	st, err := with(n / per)
+	if err != nil {
+		return nil, err
+	}
+	if st.Leaves() != n {
+		return nil, fmt.Errorf("%s with %s = %d has %d leaves a prompt, want %d: its leaves do not grow with %s", name, roots, n/per, st.Leaves(), n, roots)
+	}
+	return st, nil
 }

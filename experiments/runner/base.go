@@ -95,27 +95,21 @@ func NewSetup(c config.Experiment, seed uint64, baseDir, rewardDir string) (rl.S
 // newSetup is NewSetup with every model of the run (policy, reference,
 // reward model) running its passes on tm, when tm is not nil.
 func newSetup(c config.Experiment, seed uint64, baseDir, rewardDir string, tm *team.Team) (rl.Setup, error) {
-	t, err := task.New(c.Task.Name, c.Task.Params)
+	s, err := c.Setup()
 	if err != nil {
 		return rl.Setup{}, err
 	}
-	model, tok, err := policy.Load(baseDir)
-	if err != nil {
+	s.Seed = seed
+	if s.Policy, s.Tokenizer, err = policy.Load(baseDir); err != nil {
 		return rl.Setup{}, err
 	}
-	useTeam(model, tm)
-	var ref *policy.Model
+	useTeam(s.Policy, tm)
 	if c.Train.KLCoef > 0 {
-		if ref, _, err = policy.Load(baseDir); err != nil {
+		if s.Reference, _, err = policy.Load(baseDir); err != nil {
 			return rl.Setup{}, err
 		}
-		useTeam(ref, tm)
+		useTeam(s.Reference, tm)
 	}
-	st, err := c.Rollout.NewStrategy()
-	if err != nil {
-		return rl.Setup{}, err
-	}
-	var mix *reward.Mixer
 	if c.Reward != reward.DefaultConfig() {
 		var rm *reward.Model
 		if c.Reward.Model != 0 {
@@ -124,15 +118,11 @@ func newSetup(c config.Experiment, seed uint64, baseDir, rewardDir string, tm *t
 			}
 			useTeam(rm.Body, tm)
 		}
-		if mix, err = reward.NewMixer(c.Reward, t, rm); err != nil {
+		if s.Reward, err = reward.NewMixer(c.Reward, s.Task, rm); err != nil {
 			return rl.Setup{}, err
 		}
 	}
-	return rl.Setup{
-		Task: t, Tokenizer: tok, Policy: model, Reference: ref, Strategy: st,
-		Sampling: c.Rollout.Sampling(), Budget: c.Rollout.Budget, MaxTokens: c.Rollout.MaxTokens, Int8: c.Rollout.Int8, Adaptive: c.Rollout.Adaptive,
-		EvalEveryTokens: c.Eval.EveryTokens, EvalEveryFLOPs: c.Eval.EveryFLOPs, Reward: mix, Train: c.Train, Seed: seed,
-	}, nil
+	return s, nil
 }
 
 // useTeam makes m run its passes on tm unless tm is nil (m keeps its own).

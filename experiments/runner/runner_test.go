@@ -139,12 +139,20 @@ func sameSeries(t *testing.T, what string, a, b map[string][]map[string]float64)
 	}
 }
 
-func runInto(t *testing.T, f *config.File, path string, workers int) Summary {
+// openStore opens the store at path for a test's runs (one checkpoint
+// kept, no fsync); the caller closes it.
+func openStore(t *testing.T, path string) *tracking.Store {
 	t.Helper()
 	st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st
+}
+
+func runInto(t *testing.T, f *config.File, path string, workers int) Summary {
+	t.Helper()
+	st := openStore(t, path)
 	defer st.Close()
 	sum, err := Run(context.Background(), f, st, Options{Workers: workers, CacheDir: t.TempDir()})
 	if err != nil {
@@ -552,10 +560,7 @@ func TestExperimentIdentity(t *testing.T) {
 		}
 		return g
 	}
-	st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, path)
 	defer st.Close()
 	before, _ := st.Runs("tiny-test")
 	exp, _ := st.Experiment("tiny-test")
@@ -563,7 +568,7 @@ func TestExperimentIdentity(t *testing.T) {
 		t.Fatalf("recorded configs %v", exp.Configs)
 	}
 
-	_, err = Run(context.Background(), load("train.total_tokens=3000"), st, Options{Workers: 2, CacheDir: t.TempDir()})
+	_, err := Run(context.Background(), load("train.total_tokens=3000"), st, Options{Workers: 2, CacheDir: t.TempDir()})
 	var conflict *tracking.ConfigConflictError
 	if !errors.As(err, &conflict) || len(conflict.Conflicts) != 2 {
 		t.Fatalf("other config: %v", err)
@@ -609,10 +614,7 @@ func TestSaveFinal(t *testing.T) {
 				"{every: 0, prompts: 2, samples: 1, k: 1}")
 			runs := f.Runs()[:1]
 			path := filepath.Join(dir, "final.db")
-			st, err := tracking.Open(path, tracking.Options{KeepCheckpoints: 1, NoSync: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openStore(t, path)
 			defer st.Close()
 			r := runs[0]
 			if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
@@ -702,10 +704,7 @@ func TestEvaluationsMatchFreshOnes(t *testing.T) {
 	dir := t.TempDir()
 	f := testConfig(t, dir, 3)
 	r := f.Runs()[0]
-	st, err := tracking.Open(filepath.Join(dir, "eval.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, filepath.Join(dir, "eval.db"))
 	defer st.Close()
 	if err := st.PutExperiment(tracking.Experiment{Name: f.Name}); err != nil {
 		t.Fatal(err)
@@ -771,10 +770,7 @@ func TestDesignRecordedAndFixed(t *testing.T) {
 		}
 		return g
 	}
-	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, filepath.Join(dir, "s.db"))
 	defer st.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // record only
@@ -818,10 +814,7 @@ func TestLoadsAndInterleave(t *testing.T) {
 	}
 	dir := t.TempDir()
 	f := testConfig(t, dir, 1)
-	st, err := tracking.Open(filepath.Join(dir, "s.db"), tracking.Options{KeepCheckpoints: 1, NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStore(t, filepath.Join(dir, "s.db"))
 	defer st.Close()
 	sum, err := Run(context.Background(), f, st, Options{Workers: 1, CacheDir: t.TempDir(), Interleave: true})
 	if err != nil || sum.Finished != 4 {

@@ -80,6 +80,9 @@ type Client struct {
 	opts  Options
 	sem   chan struct{}
 	retry chan struct{} // a slot per retry in flight
+	// pausing, when set (by tests), is told each wait before a retry as
+	// it begins, so that tests check the waits without timing them.
+	pausing func(time.Duration)
 }
 
 // DefaultMaxAnswerBytes is Options.MaxAnswerBytes when zero.
@@ -384,6 +387,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 			return e
 		}
 		pause := max(wait, min(e.retryAfter, c.opts.MaxBackoff))
+		if c.pausing != nil {
+			c.pausing(pause)
+		}
 		t := time.NewTimer(pause)
 		select {
 		case <-t.C:

@@ -2,10 +2,11 @@ package record
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/rollout-rl/rollout/search/record/codec"
 )
 
 // The binary encoding of a group: varints for integers, raw little-endian
@@ -13,7 +14,7 @@ import (
 // encoding of stores written before the record kept prompt tokens, fork
 // scores, finish reasons, decode counts, missing forks and reward terms;
 // Decode still reads it, leaving those fields unknown (zero, no fork score,
-// an empty finish reason). Format 3 adds Budget.UnheldTokens after the
+// an empty finish reason). Format 3 adds Usage.UnheldTokens after the
 // missing forks; AppendBinary writes it only for a group with unheld tokens
 // (a remote group), so the records of local groups stay in format 2, byte
 // for byte as before.
@@ -24,8 +25,9 @@ const (
 	formatNewest = formatUnheld
 )
 
-// ErrTruncated reports a binary record that ends early or is malformed.
-var ErrTruncated = errors.New("truncated group record")
+// ErrTruncated reports a binary record that ends early or is malformed:
+// codec's error, shared with the store's other records.
+var ErrTruncated = codec.ErrTruncated
 
 // flag bits of the binary encoding.
 const (
@@ -37,23 +39,23 @@ const (
 // AppendBinary appends g's binary encoding to b (encoding.BinaryAppender).
 func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 	f := byte(formatV2)
-	if g.Budget.UnheldTokens != 0 {
+	if g.Usage.UnheldTokens != 0 {
 		f = formatUnheld
 	}
 	b = append(b, f)
-	b = appendBytes(b, g.Prompt)
+	b = codec.AppendString(b, g.Prompt)
 	b = binary.AppendUvarint(b, uint64(len(g.PromptTokens)))
 	for _, t := range g.PromptTokens {
 		b = binary.AppendVarint(b, int64(t))
 	}
 	b = binary.AppendUvarint(b, g.PromptID)
-	b = appendBytes(b, g.Strategy)
-	u := &g.Budget
-	for _, v := range [...]int64{u.Limit, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
+	b = codec.AppendString(b, g.Strategy)
+	u := &g.Usage
+	for _, v := range [...]int64{u.Budget, u.GeneratedTokens, u.PrefillTokens, u.DecodeTokens, u.FLOPs, int64(u.SkippedBranches), int64(g.MissingForks)} {
 		b = binary.AppendVarint(b, v)
 	}
 	if f == formatUnheld {
-		b = binary.AppendVarint(b, g.Budget.UnheldTokens)
+		b = binary.AppendVarint(b, g.Usage.UnheldTokens)
 	}
 	b = append(b, boolFlag(g.Filtered, flagFiltered))
 	b = binary.AppendUvarint(b, uint64(len(g.Nodes)))
@@ -66,28 +68,28 @@ func (g *Group) AppendBinary(b []byte) ([]byte, error) {
 		if n.HasForkScore {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(n.ForkScore))
 		}
-		b = appendBytes(b, string(n.Finish))
+		b = codec.AppendString(b, string(n.Finish))
 		b = binary.AppendUvarint(b, uint64(len(n.Tokens)))
 		for _, t := range n.Tokens {
 			b = binary.AppendVarint(b, int64(t))
 		}
-		b = appendFloats(b, n.LogProbs)
-		b = appendFloats(b, n.Entropies)
+		b = codec.AppendFloat32s(b, n.LogProbs)
+		b = codec.AppendFloat32s(b, n.Entropies)
 	}
 	b = binary.AppendUvarint(b, uint64(len(g.Leaves)))
 	for i := range g.Leaves {
 		l := &g.Leaves[i]
 		b = binary.AppendVarint(b, int64(l.Node))
-		b = appendBytes(b, l.Text)
+		b = codec.AppendString(b, l.Text)
 		b = append(b, boolFlag(l.Scored, flagScored))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.Reward))
 		b = binary.AppendUvarint(b, uint64(len(l.Terms)))
 		for _, t := range l.Terms {
-			b = appendBytes(b, t.Name)
+			b = codec.AppendString(b, t.Name)
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(t.Value))
 		}
-		b = appendBytes(b, l.Reason)
-		b = appendRuns(b, l.Advantages)
+		b = codec.AppendString(b, l.Reason)
+		b = codec.AppendRuns(b, l.Advantages)
 	}
 	return b, nil
 }
@@ -116,61 +118,26 @@ func boolFlag(v bool, bit byte) byte {
 	return 0
 }
 
-func appendBytes(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendFloats(b []byte, fs []float32) []byte {
-	b = binary.AppendUvarint(b, uint64(len(fs)))
-	for _, f := range fs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b
-}
-
-// appendRuns appends xs as runs of equal values (advantages are constant
-// along a segment): the number of runs, then per run its length and value.
-func appendRuns(b []byte, xs []float64) []byte {
-	runs := 0
-	for i := range xs {
-		if i == 0 || math.Float64bits(xs[i]) != math.Float64bits(xs[i-1]) {
-			runs++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(runs))
-	for i := 0; i < len(xs); {
-		j := i + 1
-		for j < len(xs) && math.Float64bits(xs[j]) == math.Float64bits(xs[i]) {
-			j++
-		}
-		b = binary.AppendUvarint(b, uint64(j-i))
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(xs[i]))
-		i = j
-	}
-	return b
-}
-
 // Decode reads a binary encoding (AppendBinary's formats 2 and 3, or
 // format 1 of older stores) into g, reusing g's slices where it can. Malformed data is an
 // error wrapping ErrTruncated, never a panic. The structure is not
 // validated: call Validate for that.
 func Decode(data []byte, g *Group) error {
-	d := Reader{b: data}
+	d := codec.NewReader(data)
 	f := d.Byte("format")
-	if d.err == nil && (f < formatV1 || f > formatNewest) {
+	if d.Err() == nil && (f < formatV1 || f > formatNewest) {
 		return fmt.Errorf("group record of format %d: this version reads formats %d to %d (a newer version of rollout wrote it)", f, formatV1, formatNewest)
 	}
 	g.Prompt = d.String("prompt")
 	g.PromptTokens = g.PromptTokens[:0]
 	g.PromptID, g.MissingForks = 0, 0
-	g.Budget = Usage{}
+	g.Usage = Usage{}
 	if f == formatV1 {
 		g.Strategy = d.String("strategy")
-		g.Budget.Limit = d.Varint("budget limit")
-		g.Budget.GeneratedTokens = d.Varint("generated tokens")
-		g.Budget.PrefillTokens = d.Varint("prefill tokens")
-		g.Budget.FLOPs = d.Varint("flops")
+		g.Usage.Budget = d.Varint("budget limit")
+		g.Usage.GeneratedTokens = d.Varint("generated tokens")
+		g.Usage.PrefillTokens = d.Varint("prefill tokens")
+		g.Usage.FLOPs = d.Varint("flops")
 	} else {
 		nt := d.Count("prompt token count", 1)
 		g.PromptTokens = slices.Grow(g.PromptTokens, nt)[:nt]
@@ -179,15 +146,15 @@ func Decode(data []byte, g *Group) error {
 		}
 		g.PromptID = d.Uvarint("prompt id")
 		g.Strategy = d.String("strategy")
-		g.Budget.Limit = d.Varint("budget limit")
-		g.Budget.GeneratedTokens = d.Varint("generated tokens")
-		g.Budget.PrefillTokens = d.Varint("prefill tokens")
-		g.Budget.DecodeTokens = d.Varint("decode tokens")
-		g.Budget.FLOPs = d.Varint("flops")
-		g.Budget.SkippedBranches = int(d.Varint("skipped branches"))
+		g.Usage.Budget = d.Varint("budget limit")
+		g.Usage.GeneratedTokens = d.Varint("generated tokens")
+		g.Usage.PrefillTokens = d.Varint("prefill tokens")
+		g.Usage.DecodeTokens = d.Varint("decode tokens")
+		g.Usage.FLOPs = d.Varint("flops")
+		g.Usage.SkippedBranches = int(d.Varint("skipped branches"))
 		g.MissingForks = int(d.Varint("missing forks"))
 		if f == formatUnheld {
-			g.Budget.UnheldTokens = d.Varint("unheld tokens")
+			g.Usage.UnheldTokens = d.Varint("unheld tokens")
 		}
 	}
 	g.Filtered = d.Byte("filtered")&flagFiltered != 0
@@ -195,24 +162,25 @@ func Decode(data []byte, g *Group) error {
 	g.Nodes = slices.Grow(g.Nodes[:0], nn)[:nn]
 	tokens := 0 // no path is longer than all tokens together
 	for i := range g.Nodes {
-		d.node(&g.Nodes[i], f)
+		readNode(d, &g.Nodes[i], f)
 		tokens += len(g.Nodes[i].Tokens)
 	}
 	nl := d.Count("leaf count", 12)
 	g.Leaves = slices.Grow(g.Leaves[:0], nl)[:nl]
+	var scratch []float32
 	for i := range g.Leaves {
-		d.leaf(&g.Leaves[i], f, tokens)
+		scratch = readLeaf(d, &g.Leaves[i], f, tokens, scratch)
 	}
-	if d.err != nil {
-		return fmt.Errorf("decode group: %w", d.err)
+	if d.Err() != nil {
+		return fmt.Errorf("decode group: %w", d.Err())
 	}
-	if len(d.b) != 0 {
-		return fmt.Errorf("decode group: %d bytes after the record: %w", len(d.b), ErrTruncated)
+	if d.Len() != 0 {
+		return fmt.Errorf("decode group: %d bytes after the record: %w", d.Len(), ErrTruncated)
 	}
 	return nil
 }
 
-func (d *Reader) node(n *Node, f byte) {
+func readNode(d *codec.Reader, n *Node, f byte) {
 	n.ID = int(d.Varint("node id"))
 	n.Parent = int(d.Varint("node parent"))
 	n.ForkAt = int(d.Varint("node fork_at"))
@@ -229,11 +197,13 @@ func (d *Reader) node(n *Node, f byte) {
 	for j := range n.Tokens {
 		n.Tokens[j] = int(d.Varint("token"))
 	}
-	n.LogProbs = d.floats("logprobs", n.LogProbs)
-	n.Entropies = d.floats("entropies", n.Entropies)
+	n.LogProbs = d.Float32s("logprobs", n.LogProbs)
+	n.Entropies = d.Float32s("entropies", n.Entropies)
 }
 
-func (d *Reader) leaf(l *Leaf, f byte, maxPath int) {
+// readLeaf reads a leaf; scratch is memory for format 1's float32
+// advantages, returned for the next leaf.
+func readLeaf(d *codec.Reader, l *Leaf, f byte, maxPath int, scratch []float32) []float32 {
 	l.Node = int(d.Varint("leaf node"))
 	l.Text = d.String("leaf text")
 	l.Scored = true
@@ -254,148 +224,13 @@ func (d *Reader) leaf(l *Leaf, f byte, maxPath int) {
 	}
 	l.Reason = d.String("leaf reason")
 	if f == formatV1 {
-		d.f32 = d.floats("advantages", d.f32)
-		l.Advantages = slices.Grow(l.Advantages[:0], len(d.f32))[:len(d.f32)]
-		for i, a := range d.f32 {
+		scratch = d.Float32s("advantages", scratch)
+		l.Advantages = slices.Grow(l.Advantages[:0], len(scratch))[:len(scratch)]
+		for i, a := range scratch {
 			l.Advantages[i] = float64(a)
 		}
 	} else {
-		l.Advantages = d.runs("advantages", l.Advantages, maxPath)
+		l.Advantages = d.Runs("advantages", l.Advantages, maxPath)
 	}
-}
-
-// Reader reads the binary encodings of rollout's records — varints, raw
-// little-endian floats, length-prefixed strings — as Decode does for groups
-// and the store does for its metric records. The first error sticks and
-// later reads return zero values, so reading corrupt data never panics;
-// errors wrap ErrTruncated.
-type Reader struct {
-	b   []byte
-	err error
-	f32 []float32 // scratch
-}
-
-// NewReader returns a Reader of b.
-func NewReader(b []byte) *Reader { return &Reader{b: b} }
-
-// Err is the first error met, nil if none.
-func (d *Reader) Err() error { return d.err }
-
-// Len is the number of bytes not read yet.
-func (d *Reader) Len() int { return len(d.b) }
-
-func (d *Reader) fail(what string) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: reading %s", ErrTruncated, what)
-	}
-	d.b = nil
-}
-
-// Byte reads one byte; what names it in an error.
-func (d *Reader) Byte(what string) byte {
-	if len(d.b) < 1 {
-		d.fail(what)
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-// Varint reads a signed varint.
-func (d *Reader) Varint(what string) int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// Uvarint reads an unsigned varint.
-func (d *Reader) Uvarint(what string) uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// Count reads a length and checks that at least minSize·length bytes
-// remain, so a corrupt length cannot make a caller allocate much.
-func (d *Reader) Count(what string, minSize int) int {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 || v > uint64(len(d.b)-n)/uint64(max(minSize, 1)) {
-		d.fail(what)
-		return 0
-	}
-	d.b = d.b[n:]
-	return int(v)
-}
-
-// Bytes reads a length-prefixed byte string, as a view of the input.
-func (d *Reader) Bytes(what string) []byte {
-	n := d.Count(what, 1)
-	s := d.b[:n:n]
-	d.b = d.b[n:]
-	return s
-}
-
-// String reads a length-prefixed string.
-func (d *Reader) String(what string) string { return string(d.Bytes(what)) }
-
-// Float64 reads a little-endian IEEE float64.
-func (d *Reader) Float64(what string) float64 {
-	if len(d.b) < 8 {
-		d.fail(what)
-		return 0
-	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return v
-}
-
-// runs reads appendRuns' encoding into dst, of at most maxLen values.
-func (d *Reader) runs(what string, dst []float64, maxLen int) []float64 {
-	dst = dst[:0]
-	n := d.Count(what, 9)
-	for range n {
-		k := d.Uvarint(what)
-		v := math.Float64frombits(binary.LittleEndian.Uint64(d.take(what, 8)))
-		if d.err != nil || k == 0 || k > uint64(maxLen) || uint64(len(dst))+k > uint64(maxLen) {
-			d.fail(what)
-			return dst[:0]
-		}
-		for range k {
-			dst = append(dst, v)
-		}
-	}
-	return dst
-}
-
-// take returns the next n bytes (zeros after an error).
-func (d *Reader) take(what string, n int) []byte {
-	if len(d.b) < n {
-		d.fail(what)
-		return make([]byte, n)
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *Reader) floats(what string, dst []float32) []float32 {
-	n := d.Count(what, 4)
-	if d.err != nil {
-		return dst[:0]
-	}
-	dst = slices.Grow(dst[:0], n)[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[4*i:]))
-	}
-	d.b = d.b[4*n:]
-	return dst
+	return scratch
 }

@@ -14,7 +14,7 @@ import (
 func ExampleGroup_HeldTokens() {
 	g := record.Group{
 		Strategy: "entropy_tree",
-		Budget:   record.Usage{GeneratedTokens: 9, UnheldTokens: 2},
+		Usage:    record.Usage{GeneratedTokens: 9, UnheldTokens: 2},
 		Nodes: []record.Node{
 			{ID: 0, Parent: -1, Finish: record.FinishEOS, Tokens: []int{4, 5, 6, 7}},
 			{ID: 1, Parent: 0, ForkAt: 1, Finish: record.FinishEOS, Tokens: []int{8, 9, 10}},
@@ -22,6 +22,6 @@ func ExampleGroup_HeldTokens() {
 		Leaves: []record.Leaf{{Node: 0}, {Node: 1}},
 	}
 	fmt.Printf("generated %d = held %d + unheld %d; %d fork, %d unique responses\n",
-		g.Budget.GeneratedTokens, g.HeldTokens(), g.Budget.UnheldTokens, g.Forks(), g.UniqueResponses())
+		g.Usage.GeneratedTokens, g.HeldTokens(), g.Usage.UnheldTokens, g.Forks(), g.UniqueResponses())
 	// Output: generated 9 = held 7 + unheld 2; 1 fork, 2 unique responses
 }

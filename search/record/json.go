@@ -7,7 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/rollout-rl/rollout/search/record/codec"
 )
 
 var nan32 = math.Float32frombits(0x7fc00000)
@@ -24,23 +25,23 @@ var nan32 = math.Float32frombits(0x7fc00000)
 //	 "leaves": [{"node", "text", "reward", "terms": {name: value}, "reason",
 //	             "advantages"}]}
 //
-// unheld_tokens (Budget.UnheldTokens) is left out when 0, as for every
+// unheld_tokens (Usage.UnheldTokens) is left out when 0, as for every
 // local group. A root's parent and fork_at, a limit of 0 and the unspent budget without a
 // limit, a missing fork score or finish reason, an unscored reward and
 // non-finite floats are null. Floats are written in their shortest form
 // that reads back to the same value, so the encoding round-trips exactly.
 func (g *Group) AppendJSON(b []byte) []byte {
 	b = append(b, `{"prompt":`...)
-	b = appendString(b, g.Prompt)
+	b = codec.AppendJSONString(b, g.Prompt)
 	b = append(b, `,"prompt_tokens":[`...)
 	b = appendInts(b, g.PromptTokens)
 	b = append(b, `],"prompt_id":`...)
 	b = strconv.AppendUint(b, g.PromptID, 10)
 	b = append(b, `,"strategy":`...)
-	b = appendString(b, g.Strategy)
-	u := &g.Budget
+	b = codec.AppendJSONString(b, g.Strategy)
+	u := &g.Usage
 	b = append(b, `,"budget":{"limit":`...)
-	b = appendPositive(b, u.Limit)
+	b = appendPositive(b, u.Budget)
 	b = append(b, `,"generated_tokens":`...)
 	b = strconv.AppendInt(b, u.GeneratedTokens, 10)
 	b = append(b, `,"prefill_tokens":`...)
@@ -56,7 +57,7 @@ func (g *Group) AppendJSON(b []byte) []byte {
 		b = strconv.AppendInt(b, u.UnheldTokens, 10)
 	}
 	b = append(b, `,"unspent":`...)
-	if u.Limit > 0 {
+	if u.Budget > 0 {
 		b = strconv.AppendInt(b, u.Unspent(), 10)
 	} else {
 		b = append(b, "null"...)
@@ -97,7 +98,7 @@ func (n *Node) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(n.Iteration), 10)
 	b = append(b, `,"fork_score":`...)
 	if n.HasForkScore {
-		b = appendFloat(b, n.ForkScore, 64)
+		b = codec.AppendJSONFloat(b, n.ForkScore)
 	} else {
 		b = append(b, "null"...)
 	}
@@ -105,14 +106,14 @@ func (n *Node) appendJSON(b []byte) []byte {
 	if n.Finish == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, string(n.Finish))
+		b = codec.AppendJSONString(b, string(n.Finish))
 	}
 	b = append(b, `,"tokens":[`...)
 	b = appendInts(b, n.Tokens)
 	b = append(b, `],"logprobs":[`...)
-	b = AppendFloats(b, n.LogProbs, ',', true)
+	b = codec.AppendFloats(b, n.LogProbs, ',', true)
 	b = append(b, `],"entropies":[`...)
-	b = AppendFloats(b, n.Entropies, ',', true)
+	b = codec.AppendFloats(b, n.Entropies, ',', true)
 	return append(b, "]}"...)
 }
 
@@ -120,10 +121,10 @@ func (l *Leaf) appendJSON(b []byte) []byte {
 	b = append(b, `{"node":`...)
 	b = strconv.AppendInt(b, int64(l.Node), 10)
 	b = append(b, `,"text":`...)
-	b = appendString(b, l.Text)
+	b = codec.AppendJSONString(b, l.Text)
 	b = append(b, `,"reward":`...)
 	if l.Scored {
-		b = appendFloat(b, l.Reward, 64)
+		b = codec.AppendJSONFloat(b, l.Reward)
 	} else {
 		b = append(b, "null"...)
 	}
@@ -132,14 +133,14 @@ func (l *Leaf) appendJSON(b []byte) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, t.Name)
+		b = codec.AppendJSONString(b, t.Name)
 		b = append(b, ':')
-		b = appendFloat(b, t.Value, 64)
+		b = codec.AppendJSONFloat(b, t.Value)
 	}
 	b = append(b, `},"reason":`...)
-	b = appendString(b, l.Reason)
+	b = codec.AppendJSONString(b, l.Reason)
 	b = append(b, `,"advantages":[`...)
-	b = AppendFloats(b, l.Advantages, ',', true)
+	b = codec.AppendFloats(b, l.Advantages, ',', true)
 	return append(b, "]}"...)
 }
 
@@ -161,15 +162,15 @@ type groupJSON struct {
 	PromptTokens []int      `json:"prompt_tokens"`
 	PromptID     uint64     `json:"prompt_id"`
 	Strategy     string     `json:"strategy"`
-	Budget       budgetJSON `json:"budget"`
+	Usage        usageJSON  `json:"budget"`
 	MissingForks int        `json:"missing_forks"`
 	Filtered     bool       `json:"filtered"`
 	Nodes        []nodeJSON `json:"nodes"`
 	Leaves       []leafJSON `json:"leaves"`
 }
 
-type budgetJSON struct {
-	Limit           *int64 `json:"limit"`
+type usageJSON struct {
+	Budget          *int64 `json:"limit"`
 	GeneratedTokens int64  `json:"generated_tokens"`
 	PrefillTokens   int64  `json:"prefill_tokens"`
 	DecodeTokens    int64  `json:"decode_tokens"`
@@ -208,14 +209,14 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 	}
 	out := Group{
 		Prompt: in.Prompt, PromptTokens: in.PromptTokens, PromptID: in.PromptID, Strategy: in.Strategy,
-		Budget: Usage{GeneratedTokens: in.Budget.GeneratedTokens, PrefillTokens: in.Budget.PrefillTokens,
-			DecodeTokens: in.Budget.DecodeTokens, FLOPs: in.Budget.FLOPs, SkippedBranches: in.Budget.SkippedBranches,
-			UnheldTokens: in.Budget.UnheldTokens},
+		Usage: Usage{GeneratedTokens: in.Usage.GeneratedTokens, PrefillTokens: in.Usage.PrefillTokens,
+			DecodeTokens: in.Usage.DecodeTokens, FLOPs: in.Usage.FLOPs, SkippedBranches: in.Usage.SkippedBranches,
+			UnheldTokens: in.Usage.UnheldTokens},
 		MissingForks: in.MissingForks, Filtered: in.Filtered,
 		Nodes: make([]Node, len(in.Nodes)), Leaves: make([]Leaf, len(in.Leaves)),
 	}
-	if in.Budget.Limit != nil {
-		out.Budget.Limit = *in.Budget.Limit
+	if in.Usage.Budget != nil {
+		out.Usage.Budget = *in.Usage.Budget
 	}
 	for i, n := range in.Nodes {
 		o := Node{ID: n.ID, Parent: -1, Iteration: n.Iteration, Tokens: n.Tokens,
@@ -312,105 +313,4 @@ func appendInts(b []byte, xs []int) []byte {
 		b = strconv.AppendInt(b, int64(x), 10)
 	}
 	return b
-}
-
-// AppendFloats appends xs separated by sep, each in the shortest decimal
-// form that reads back to the same value; non-finite values are null when
-// json is true and NaN/±Inf otherwise (as in CSV). A value equal to the one
-// before it (advantages are constant per segment) copies that one's digits
-// instead of formatting again.
-func AppendFloats[F float32 | float64](b []byte, xs []F, sep byte, json bool) []byte {
-	prec := 64
-	if _, ok := any(xs).([]float32); ok {
-		prec = 32
-	}
-	prevBits, ps, pe := uint64(0), 0, -1
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, sep)
-		}
-		if bits := math.Float64bits(float64(x)); pe >= 0 && bits == prevBits {
-			b = append(b, b[ps:pe]...)
-			continue
-		} else {
-			prevBits = bits
-		}
-		ps = len(b)
-		if json {
-			b = appendFloat(b, float64(x), prec)
-		} else {
-			b = strconv.AppendFloat(b, float64(x), 'g', -1, prec)
-		}
-		pe = len(b)
-	}
-	return b
-}
-
-// appendFloat appends x as JSON: null when not finite, an integer when it
-// is one, else the shortest form at the given precision.
-func appendFloat(b []byte, x float64, bits int) []byte {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return append(b, "null"...)
-	}
-	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-		return strconv.AppendInt(b, int64(x), 10)
-	}
-	return strconv.AppendFloat(b, x, 'g', -1, bits)
-}
-
-// AppendJSONFloat appends x as JSON: null when not finite, an integer
-// when it is one, else its shortest form.
-func AppendJSONFloat(b []byte, x float64) []byte { return appendFloat(b, x, 64) }
-
-// AppendJSONString appends s as a JSON string; invalid UTF-8 becomes
-// U+FFFD.
-func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }
-
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

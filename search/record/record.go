@@ -41,10 +41,9 @@ type Group struct {
 	PromptID     uint64
 	// Strategy names the strategy that made the group.
 	Strategy string
-	// Budget is the group's exact cost, its Usage. (The field keeps its
-	// old name, the JSON key "budget", until the store's readers move to
-	// Usage; the type is Usage.)
-	Budget Usage
+	// Usage is the group's exact cost (the JSON key "budget", kept so
+	// that stored and exported groups read as before).
+	Usage Usage
 	// MissingForks counts branches the strategy asked for but could not make
 	// without breaking a rule (see search.Group.MissingForks).
 	MissingForks int
@@ -56,12 +55,12 @@ type Group struct {
 }
 
 // Usage is what a group cost, counted exactly, and the per-prompt budget
-// (Limit) it was generated under. The project says Usage for a cost and
-// Budget for a limit: search.Usage is this type, search.Request.Budget and
-// remote.Sampler.Budget are limits.
+// it was generated under. The project says Usage for a cost and Budget for
+// a limit: search.Usage is this type; Usage.Budget, search.Request.Budget
+// and remote.Sampler.Budget are limits.
 type Usage struct {
-	// Limit is the per-prompt budget in generated tokens; 0 means none.
-	Limit int64
+	// Budget is the per-prompt limit in generated tokens; 0 means none.
+	Budget int64
 	// GeneratedTokens counts sampled tokens, a shared prefix once.
 	GeneratedTokens int64
 	// PrefillTokens counts prompt positions run through the model.
@@ -82,21 +81,16 @@ type Usage struct {
 	UnheldTokens int64
 }
 
-// Budget is the old name of Usage.
-//
-// Deprecated: use Usage (a cost); Budget names a limit.
-type Budget = Usage
-
-// Unspent is the part of the limit not generated; 0 without a limit.
-func (b Usage) Unspent() int64 {
-	if b.Limit <= 0 {
+// Unspent is the part of the budget not generated; 0 without a budget.
+func (u Usage) Unspent() int64 {
+	if u.Budget <= 0 {
 		return 0
 	}
-	return b.Limit - b.GeneratedTokens
+	return u.Budget - u.GeneratedTokens
 }
 
 // HeldTokens counts the tokens the group's nodes hold, a shared prefix
-// once: Budget.GeneratedTokens − Budget.UnheldTokens.
+// once: Usage.GeneratedTokens − Usage.UnheldTokens.
 func (g *Group) HeldTokens() int64 {
 	var n int64
 	for i := range g.Nodes {

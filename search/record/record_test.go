@@ -14,7 +14,7 @@ import (
 func treeGroup() Group {
 	return Group{
 		Prompt: "3 4 7 → 21", PromptTokens: []int{1, 9, 3, 2}, PromptID: 7, Strategy: "entropy_tree",
-		Budget:       Usage{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
+		Usage:        Usage{Budget: 100, GeneratedTokens: 9, PrefillTokens: 5, DecodeTokens: 7, FLOPs: 123, SkippedBranches: 1},
 		MissingForks: 2,
 		Nodes: []Node{
 			{ID: 0, Parent: -1, Finish: FinishEOS, Tokens: []int{1, 2, 3, 4}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .2, .3, .4}},
@@ -147,7 +147,7 @@ func encodeV1(g *Group) []byte {
 	b := []byte{formatV1}
 	b = str(b, g.Prompt)
 	b = str(b, g.Strategy)
-	for _, v := range []int64{g.Budget.Limit, g.Budget.GeneratedTokens, g.Budget.PrefillTokens, g.Budget.FLOPs} {
+	for _, v := range []int64{g.Usage.Budget, g.Usage.GeneratedTokens, g.Usage.PrefillTokens, g.Usage.FLOPs} {
 		b = binary.AppendVarint(b, v)
 	}
 	b = append(b, boolFlag(g.Filtered, 1))
@@ -187,7 +187,7 @@ func TestDecodeFormat1(t *testing.T) {
 	// What format 1 did not keep is unknown; the rest reads back.
 	want := treeGroup()
 	want.PromptTokens, want.PromptID, want.MissingForks = nil, 0, 0
-	want.Budget.DecodeTokens, want.Budget.SkippedBranches = 0, 0
+	want.Usage.DecodeTokens, want.Usage.SkippedBranches = 0, 0
 	for i := range want.Nodes {
 		want.Nodes[i].ForkScore, want.Nodes[i].HasForkScore, want.Nodes[i].Finish = 0, false, ""
 	}
@@ -229,7 +229,7 @@ func FuzzDecode(f *testing.F) {
 	enc, _ := g.AppendBinary(nil)
 	f.Add(enc)
 	f.Add(encodeV1(&g))
-	g.Budget.UnheldTokens = 2
+	g.Usage.UnheldTokens = 2
 	enc3, _ := g.AppendBinary(nil)
 	f.Add(enc3)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -250,10 +250,10 @@ func FuzzDecode(f *testing.F) {
 func TestUnheldTokens(t *testing.T) {
 	for _, unheld := range []int64{0, 2} {
 		g := treeGroup()
-		g.Budget.GeneratedTokens += unheld
-		g.Budget.UnheldTokens = unheld
-		if got := g.HeldTokens() + g.Budget.UnheldTokens; got != g.Budget.GeneratedTokens {
-			t.Errorf("unheld %d: held %d + unheld %d != generated %d", unheld, g.HeldTokens(), unheld, g.Budget.GeneratedTokens)
+		g.Usage.GeneratedTokens += unheld
+		g.Usage.UnheldTokens = unheld
+		if got := g.HeldTokens() + g.Usage.UnheldTokens; got != g.Usage.GeneratedTokens {
+			t.Errorf("unheld %d: held %d + unheld %d != generated %d", unheld, g.HeldTokens(), unheld, g.Usage.GeneratedTokens)
 		}
 		enc, err := g.AppendBinary(nil)
 		if err != nil {
@@ -267,7 +267,7 @@ func TestUnheldTokens(t *testing.T) {
 			t.Errorf("unheld %d: format %d (want %d), %d bytes (bound %d)", unheld, enc[0], wantFormat, len(enc), g.SizeBound())
 		}
 		out := treeGroup()
-		out.Budget.UnheldTokens = 7 // decoding must overwrite it
+		out.Usage.UnheldTokens = 7 // decoding must overwrite it
 		if err := Decode(enc, &out); err != nil || !reflect.DeepEqual(out, g) {
 			t.Errorf("unheld %d: binary round trip: %v\n%+v\nwant\n%+v", unheld, err, out, g)
 		}

@@ -26,18 +26,18 @@ func (g *Group) WriteText(w io.Writer, detok Detokenizer) error {
 	}
 	var b strings.Builder
 	limit := "none"
-	if g.Budget.Limit > 0 {
-		limit = strconv.FormatInt(g.Budget.Limit, 10)
+	if g.Usage.Budget > 0 {
+		limit = strconv.FormatInt(g.Usage.Budget, 10)
 	}
 	fmt.Fprintf(&b, "prompt %q\nstrategy %s: %d trees, %d leaves, %d forks, %d unique responses\n",
 		g.Prompt, g.Strategy, g.Trees(), len(g.Leaves), g.Forks(), g.UniqueResponses())
 	fmt.Fprintf(&b, "budget: generated %d (limit %s), prefill %d, decode %d, FLOPs %d",
-		g.Budget.GeneratedTokens, limit, g.Budget.PrefillTokens, g.Budget.DecodeTokens, g.Budget.FLOPs)
-	if g.Budget.UnheldTokens > 0 {
-		fmt.Fprintf(&b, ", %d held by no node (end-of-sequence tokens the server did not return)", g.Budget.UnheldTokens)
+		g.Usage.GeneratedTokens, limit, g.Usage.PrefillTokens, g.Usage.DecodeTokens, g.Usage.FLOPs)
+	if g.Usage.UnheldTokens > 0 {
+		fmt.Fprintf(&b, ", %d held by no node (end-of-sequence tokens the server did not return)", g.Usage.UnheldTokens)
 	}
-	if g.Budget.SkippedBranches > 0 {
-		fmt.Fprintf(&b, ", %d branches skipped for budget", g.Budget.SkippedBranches)
+	if g.Usage.SkippedBranches > 0 {
+		fmt.Fprintf(&b, ", %d branches skipped for budget", g.Usage.SkippedBranches)
 	}
 	if g.MissingForks > 0 {
 		fmt.Fprintf(&b, ", %d forks missing", g.MissingForks)

@@ -39,7 +39,7 @@ func (g *groupRun) group() *search.Group {
 	grp := search.NewGroup(g.p.Tokens, g.name, g.nodes)
 	grp.PromptID = g.p.ID
 	grp.MissingForks = g.missing
-	g.usage.Limit = g.s.Budget
+	g.usage.Budget = g.s.Budget
 	g.usage.GeneratedTokens = g.generated
 	grp.Usage = g.usage
 	return grp

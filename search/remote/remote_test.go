@@ -212,8 +212,8 @@ func checkGroup(t *testing.T, g *search.Group, s *Sampler, budget int64) {
 	if budget > 0 && g.Usage.GeneratedTokens > budget {
 		t.Errorf("generated %d tokens over the budget %d", g.Usage.GeneratedTokens, budget)
 	}
-	if g.Usage.Limit != budget {
-		t.Errorf("limit %d, want %d", g.Usage.Limit, budget)
+	if g.Usage.Budget != budget {
+		t.Errorf("limit %d, want %d", g.Usage.Budget, budget)
 	}
 	// One EOS convention: the nodes hold what the server returned, the
 	// unheld count the EOS tokens it counted but left out (one per response

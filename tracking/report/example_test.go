@@ -15,25 +15,12 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "report-example")
 	defer os.RemoveAll(dir)
-	store, err := tracking.Open(filepath.Join(dir, "rollout.db"), tracking.Options{})
+	store, err := exampleStore(dir)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer store.Close()
-	store.PutExperiment(tracking.Experiment{Name: "quickstart", Variants: []string{"flat", "entropy_tree"}})
-	final := map[string][]float64{"flat": {0.40, 0.46, 0.43}, "entropy_tree": {0.52, 0.55, 0.50}}
-	for _, variant := range []string{"flat", "entropy_tree"} {
-		for seed := range 3 {
-			id := fmt.Sprintf("%s-%d", variant, seed)
-			store.BeginRun(tracking.Run{ID: id, Experiment: "quickstart", Variant: variant, Seed: int64(seed)})
-			for step := range 2 {
-				acc := final[variant][seed] * float64(step+1) / 2
-				store.CommitStep(id, tracking.StepRecord{Step: step, Tokens: int64(step+1) * 1000, Metrics: map[string]float64{"eval/acc": acc, "loss": 1}})
-			}
-			store.EndRun(id, tracking.StatusFinished, "")
-		}
-	}
 
 	rep, err := report.Build(store, "quickstart", report.Options{DefaultMetrics: []string{"eval/acc"}, At: report.At{Kind: report.AtTokens, Tokens: 2000}})
 	if err != nil {
@@ -71,25 +58,12 @@ func ExampleMetric() {
 func ExampleCurves_diff() {
 	dir, _ := os.MkdirTemp("", "report-example")
 	defer os.RemoveAll(dir)
-	store, err := tracking.Open(filepath.Join(dir, "rollout.db"), tracking.Options{})
+	store, err := exampleStore(dir)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer store.Close()
-	store.PutExperiment(tracking.Experiment{Name: "quickstart", Variants: []string{"flat", "entropy_tree"}})
-	final := map[string][]float64{"flat": {0.40, 0.46, 0.43}, "entropy_tree": {0.52, 0.55, 0.50}}
-	for _, variant := range []string{"flat", "entropy_tree"} {
-		for seed := range 3 {
-			id := fmt.Sprintf("%s-%d", variant, seed)
-			store.BeginRun(tracking.Run{ID: id, Experiment: "quickstart", Variant: variant, Seed: int64(seed)})
-			for step := range 2 {
-				acc := final[variant][seed] * float64(step+1) / 2
-				store.CommitStep(id, tracking.StepRecord{Step: step, Tokens: int64(step+1) * 1000, Metrics: map[string]float64{"eval/acc": acc}})
-			}
-			store.EndRun(id, tracking.StatusFinished, "")
-		}
-	}
 	curves, err := report.Curves(store, "quickstart", report.PlotOptions{Metric: "eval/acc", Kind: report.KindDiff})
 	if err != nil {
 		fmt.Println(err)
@@ -105,4 +79,28 @@ func ExampleCurves_diff() {
 	// entropy_tree − flat at step 0: 0.0467 [0.0154, 0.0779], n = 3
 	// entropy_tree − flat at step 1: 0.0933 [0.0308, 0.1558], n = 3
 	// mean paired difference (variant − baseline, same seed) ± 95% CI (paired t-interval) over n = 3 seed pairs at every point
+}
+
+// exampleStore writes the examples' experiment into a store in dir:
+// quickstart, flat and entropy_tree × three seeds of two steps, eval/acc
+// rising to each run's final accuracy.
+func exampleStore(dir string) (*tracking.Store, error) {
+	store, err := tracking.Open(filepath.Join(dir, "rollout.db"), tracking.Options{})
+	if err != nil {
+		return nil, err
+	}
+	store.PutExperiment(tracking.Experiment{Name: "quickstart", Variants: []string{"flat", "entropy_tree"}})
+	final := map[string][]float64{"flat": {0.40, 0.46, 0.43}, "entropy_tree": {0.52, 0.55, 0.50}}
+	for _, variant := range []string{"flat", "entropy_tree"} {
+		for seed := range 3 {
+			id := fmt.Sprintf("%s-%d", variant, seed)
+			store.BeginRun(tracking.Run{ID: id, Experiment: "quickstart", Variant: variant, Seed: int64(seed)})
+			for step := range 2 {
+				acc := final[variant][seed] * float64(step+1) / 2
+				store.CommitStep(id, tracking.StepRecord{Step: step, Tokens: int64(step+1) * 1000, Metrics: map[string]float64{"eval/acc": acc, "loss": 1}})
+			}
+			store.EndRun(id, tracking.StatusFinished, "")
+		}
+	}
+	return store, nil
 }

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/codec"
 	"github.com/rollout-rl/rollout/tracking"
 )
 
@@ -111,11 +112,11 @@ func Export(w io.Writer, s ExportSource, runIDs []string, what ExportKind, forma
 
 func appendRunFields(b []byte, r *tracking.Run) []byte {
 	b = append(b, `{"run":`...)
-	b = record.AppendJSONString(b, r.ID)
+	b = codec.AppendJSONString(b, r.ID)
 	b = append(b, `,"experiment":`...)
-	b = record.AppendJSONString(b, r.Experiment)
+	b = codec.AppendJSONString(b, r.Experiment)
 	b = append(b, `,"variant":`...)
-	b = record.AppendJSONString(b, r.Variant)
+	b = codec.AppendJSONString(b, r.Variant)
 	b = append(b, `,"seed":`...)
 	return strconv.AppendInt(b, r.Seed, 10)
 }
@@ -138,7 +139,7 @@ func exportMetrics(w *bufio.Writer, s ExportSource, runs []tracking.Run, format 
 			b = append(b, `,"tokens":`...)
 			b = strconv.AppendInt(b, m.Tokens, 10)
 			b = append(b, `,"time_s":`...)
-			b = record.AppendJSONFloat(b, m.Elapsed.Seconds())
+			b = codec.AppendJSONFloat(b, m.Elapsed.Seconds())
 			b = append(b, `,"metrics":{`...)
 			names := make([]string, 0, len(m.Values))
 			for k := range m.Values {
@@ -149,9 +150,9 @@ func exportMetrics(w *bufio.Writer, s ExportSource, runs []tracking.Run, format 
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = record.AppendJSONString(b, k)
+				b = codec.AppendJSONString(b, k)
 				b = append(b, ':')
-				b = record.AppendJSONFloat(b, m.Values[k])
+				b = codec.AppendJSONFloat(b, m.Values[k])
 			}
 			b = append(b, "}}\n"...)
 			if _, err := w.Write(b); err != nil {
@@ -263,9 +264,9 @@ func (f *trajectoryFormatter) Group(r *tracking.Run, step, index int, g *record.
 			row[7], row[8], row[9], row[10] = strconv.FormatBool(g.Filtered), g.Strategy, g.Prompt, l.Text
 			row[11], row[12] = strconv.FormatFloat(l.Reward, 'g', -1, 64), l.Reason
 			c[0] = appendInts(c[0][:0], f.tokens, ' ')
-			c[1] = record.AppendFloats(c[1][:0], f.logprobs, ' ', false)
-			c[2] = record.AppendFloats(c[2][:0], f.entropies, ' ', false)
-			c[3] = record.AppendFloats(c[3][:0], l.Advantages, ' ', false)
+			c[1] = codec.AppendFloats(c[1][:0], f.logprobs, ' ', false)
+			c[2] = codec.AppendFloats(c[2][:0], f.entropies, ' ', false)
+			c[3] = codec.AppendFloats(c[3][:0], l.Advantages, ' ', false)
 			for k := range c {
 				// Views, not copies: csv.Writer.Write copies them out before
 				// the buffers are reused.
@@ -286,27 +287,27 @@ func (f *trajectoryFormatter) Group(r *tracking.Run, step, index int, g *record.
 		b = append(b, `,"filtered":`...)
 		b = strconv.AppendBool(b, g.Filtered)
 		b = append(b, `,"strategy":`...)
-		b = record.AppendJSONString(b, g.Strategy)
+		b = codec.AppendJSONString(b, g.Strategy)
 		b = append(b, `,"prompt":`...)
-		b = record.AppendJSONString(b, g.Prompt)
+		b = codec.AppendJSONString(b, g.Prompt)
 		b = append(b, `,"text":`...)
-		b = record.AppendJSONString(b, l.Text)
+		b = codec.AppendJSONString(b, l.Text)
 		b = append(b, `,"reward":`...)
 		if l.Scored {
-			b = record.AppendJSONFloat(b, l.Reward)
+			b = codec.AppendJSONFloat(b, l.Reward)
 		} else {
 			b = append(b, "null"...)
 		}
 		b = append(b, `,"reason":`...)
-		b = record.AppendJSONString(b, l.Reason)
+		b = codec.AppendJSONString(b, l.Reason)
 		b = append(b, `,"tokens":[`...)
 		b = appendInts(b, f.tokens, ',')
 		b = append(b, `],"logprobs":[`...)
-		b = record.AppendFloats(b, f.logprobs, ',', true)
+		b = codec.AppendFloats(b, f.logprobs, ',', true)
 		b = append(b, `],"entropies":[`...)
-		b = record.AppendFloats(b, f.entropies, ',', true)
+		b = codec.AppendFloats(b, f.entropies, ',', true)
 		b = append(b, `],"advantages":[`...)
-		b = record.AppendFloats(b, l.Advantages, ',', true)
+		b = codec.AppendFloats(b, l.Advantages, ',', true)
 		b = append(b, "]}\n"...)
 		f.buf.Write(b)
 		f.b = b

@@ -11,8 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/codec"
 )
 
 // Format is an output format of a report.
@@ -176,7 +175,7 @@ type jsonFloat float64
 
 // MarshalJSON writes the number, or null when it is NaN or infinite.
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	return record.AppendJSONFloat(nil, float64(f)), nil
+	return codec.AppendJSONFloat(nil, float64(f)), nil
 }
 
 func (r *Report) writeJSON(w io.Writer) error {

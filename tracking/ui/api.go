@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rollout-rl/rollout/search/record"
+	"github.com/rollout-rl/rollout/search/record/codec"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
 )
@@ -400,7 +400,7 @@ type jsonFloat float64
 
 // MarshalJSON writes the shortest form that reads back exactly, or null.
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	return record.AppendJSONFloat(nil, float64(f)), nil
+	return codec.AppendJSONFloat(nil, float64(f)), nil
 }
 
 func jsonFloats(xs []float64) []jsonFloat {

@@ -20,9 +20,10 @@ import (
 // (same size and modification time), so that pages polling a run between
 // its commits do not copy the store again each time.
 type storeCache struct {
-	open func() (*tracking.Store, error)
-	ttl  time.Duration
-	path string // the store's file, known after the first open
+	open  func() (*tracking.Store, error)
+	ttl   time.Duration
+	clock clock  // the time the TTL is counted in
+	path  string // the store's file, known after the first open
 
 	mu  sync.Mutex
 	cur *openStore
@@ -39,15 +40,29 @@ type openStore struct {
 }
 
 func newStoreCache(open func() (*tracking.Store, error), ttl time.Duration) *storeCache {
-	return &storeCache{open: open, ttl: ttl}
+	return &storeCache{open: open, ttl: ttl, clock: wallClock{}}
 }
+
+// clock is the time a storeCache counts its TTL in: the wall clock, or a
+// test's clock that moves when the test says.
+type clock interface {
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine once d has passed.
+	AfterFunc(d time.Duration, f func())
+}
+
+// wallClock is the clock of time.Now and time.AfterFunc.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time                      { return time.Now() }
+func (wallClock) AfterFunc(d time.Duration, f func()) { time.AfterFunc(d, f) }
 
 // acquire returns a store opened within the TTL, opening one when there is
 // none, and the function that releases it.
 func (c *storeCache) acquire() (*tracking.Store, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cur != nil && time.Since(c.cur.opened) >= c.ttl && !c.cur.current() {
+	if c.cur != nil && c.clock.Now().Sub(c.cur.opened) >= c.ttl && !c.cur.current() {
 		c.expire(c.cur)
 	}
 	if c.cur == nil {
@@ -63,9 +78,9 @@ func (c *storeCache) acquire() (*tracking.Store, func(), error) {
 			c.path = st.Path()
 			before = nil // not taken before this open
 		}
-		o := &openStore{st: st, opened: time.Now(), file: before}
+		o := &openStore{st: st, opened: c.clock.Now(), file: before}
 		c.cur = o
-		time.AfterFunc(c.ttl, func() {
+		c.clock.AfterFunc(c.ttl, func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if !o.current() {

@@ -54,7 +54,7 @@ func acc(variant string, seed int64, step int) float64 { return reward(variant, 
 func treeGroup() record.Group {
 	return record.Group{
 		Prompt: "1+2=", PromptTokens: []int{1, 5, 40, 6, 45, 3}, Strategy: "entropy_tree",
-		Budget: record.Budget{Limit: 100, GeneratedTokens: 9, PrefillTokens: 6, FLOPs: 1234},
+		Usage: record.Usage{Budget: 100, GeneratedTokens: 9, PrefillTokens: 6, FLOPs: 1234},
 		Nodes: []record.Node{
 			{ID: 0, Parent: -1, Tokens: []int{7, 4, 5, 2}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .9, .3, .4}, Finish: record.FinishEOS},
 			{ID: 1, Parent: 0, ForkAt: 2, Iteration: 1, ForkScore: 0.3, HasForkScore: true, Tokens: []int{6, 2}, LogProbs: []float32{-.5, -.6}, Entropies: []float32{.5, .6}, Finish: record.FinishEOS},
@@ -72,7 +72,7 @@ func treeGroup() record.Group {
 func flatGroup() record.Group {
 	return record.Group{
 		Prompt: "2+2=", Strategy: "flat", Filtered: true,
-		Budget: record.Budget{GeneratedTokens: 4, PrefillTokens: 6, FLOPs: 99},
+		Usage: record.Usage{GeneratedTokens: 4, PrefillTokens: 6, FLOPs: 99},
 		Nodes: []record.Node{
 			{ID: 0, Parent: -1, Tokens: []int{8, 2}, LogProbs: []float32{-.1, -.1}, Entropies: []float32{.2, .1}},
 			{ID: 1, Parent: -1, Tokens: []int{8, 2}, LogProbs: []float32{-.1, -.1}, Entropies: []float32{.2, .1}},

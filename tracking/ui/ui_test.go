@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -330,21 +331,21 @@ func TestWriterNotBlocked(t *testing.T) {
 	path, w := fixture(t, true)
 	w.Close()
 	h := newHandler(t, path)
+	clk := useFakeClock(h)
 	if status, body := get(t, h, "GET", "/api/runs/tree-2"); status != 200 || decode[RunDetail](t, body).Run.LastStep != 1 {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	start := time.Now()
-	w, err := tracking.Open(path, tracking.Options{NoSync: true, Timeout: 2 * time.Second})
+	// Once the TTL is over the handler has let go of the store: the writer
+	// takes its lock at the first try.
+	clk.Advance(DefaultTTL)
+	w, err := tracking.Open(path, tracking.Options{NoSync: true, Timeout: time.Nanosecond})
 	if err != nil {
-		t.Fatalf("a writer after a request: %v", err)
+		t.Fatalf("a writer after a request and the TTL: %v", err)
 	}
 	defer w.Close()
-	if waited := time.Since(start); waited > DefaultTTL+time.Second {
-		t.Fatalf("the writer waited %s for the store", waited)
-	}
 	resumeRun(t, w, "tree-2")
 	commitStep(t, w, "tree", 2, 2)
-	time.Sleep(DefaultTTL + 50*time.Millisecond)
+	clk.Advance(DefaultTTL + 50*time.Millisecond)
 	status, body := get(t, h, "GET", "/api/runs/tree-2")
 	if status != 200 || decode[RunDetail](t, body).Run.LastStep != 2 {
 		t.Fatalf("while the writer holds the store: status %d: %s", status, body)
@@ -356,20 +357,12 @@ func TestWriterNotBlocked(t *testing.T) {
 func TestStoreReuse(t *testing.T) {
 	path, w := fixture(t, false)
 	w.Close()
-	var opens atomic.Int32
-	h, err := New(Options{TTL: 200 * time.Millisecond, Open: func() (*tracking.Store, error) {
-		opens.Add(1)
-		return tracking.Open(path, tracking.Options{ReadOnly: true})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, opens, clk := countingHandler(t, path, 200*time.Millisecond)
 	for _, step := range []struct {
 		wait  time.Duration
 		opens int32
-	}{{0, 1}, {0, 1}, {0, 1}, {300 * time.Millisecond, 2}, {0, 2}} {
-		time.Sleep(step.wait)
+	}{{0, 1}, {0, 1}, {100 * time.Millisecond, 1}, {100 * time.Millisecond, 2}, {0, 2}} {
+		clk.Advance(step.wait)
 		if status, body := get(t, h, "GET", "/api/experiments"); status != http.StatusOK {
 			t.Fatalf("status %d: %s", status, body)
 		}
@@ -389,15 +382,7 @@ func TestNewNeedsOpen(t *testing.T) {
 // kept past the TTL until the writer commits, then read anew.
 func TestSnapshotReuse(t *testing.T) {
 	path, w := fixture(t, true)
-	var opens atomic.Int32
-	h, err := New(Options{TTL: 100 * time.Millisecond, Open: func() (*tracking.Store, error) {
-		opens.Add(1)
-		return tracking.Open(path, tracking.Options{ReadOnly: true})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h, opens, clk := countingHandler(t, path, 100*time.Millisecond)
 	lastStep := func() int {
 		t.Helper()
 		status, body := get(t, h, "GET", "/api/runs/tree-2")
@@ -419,6 +404,77 @@ func TestSnapshotReuse(t *testing.T) {
 		if got := opens.Load(); got != int32(step.opens) {
 			t.Fatalf("request %d: %d opens, want %d", i, got, step.opens)
 		}
-		time.Sleep(150 * time.Millisecond)
+		clk.Advance(150 * time.Millisecond)
+	}
+}
+
+// fakeClock is a clock that moves only when a test advances it, firing
+// the functions whose time has come.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	f  func()
+}
+
+// countingHandler is a handler of the store at path whose store cache
+// keeps a store for ttl on a fakeClock, and the count of its opens.
+func countingHandler(t *testing.T, path string, ttl time.Duration) (*Handler, *atomic.Int32, *fakeClock) {
+	t.Helper()
+	opens := new(atomic.Int32)
+	h, err := New(Options{TTL: ttl, Open: func() (*tracking.Store, error) {
+		opens.Add(1)
+		return tracking.Open(path, tracking.Options{ReadOnly: true})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h, opens, useFakeClock(h)
+}
+
+// useFakeClock makes h's store cache count its TTL on a new fakeClock.
+func useFakeClock(h *Handler) *fakeClock {
+	c := &fakeClock{now: time.Unix(1e9, 0)}
+	h.store.mu.Lock()
+	h.store.clock = c
+	h.store.mu.Unlock()
+	return c
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timers = append(c.timers, fakeTimer{c.now.Add(d), f})
+}
+
+// Advance moves the clock on by d and calls the functions due by then,
+// in the order they were set.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []func()
+	kept := c.timers[:0]
+	for _, tm := range c.timers {
+		if tm.at.After(c.now) {
+			kept = append(kept, tm)
+		} else {
+			due = append(due, tm.f)
+		}
+	}
+	c.timers = kept
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
 	}
 }

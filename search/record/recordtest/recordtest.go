@@ -14,7 +14,7 @@ func Flat(seed, leaves, n int) record.Group {
 	g := record.Group{
 		Prompt:   fmt.Sprintf("prompt %d: 12+34=", seed),
 		Strategy: "flat",
-		Budget:   record.Usage{Limit: 0, GeneratedTokens: int64(leaves * n), PrefillTokens: 8, FLOPs: int64(leaves*n) * 1_740_000},
+		Usage:    record.Usage{Budget: 0, GeneratedTokens: int64(leaves * n), PrefillTokens: 8, FLOPs: int64(leaves*n) * 1_740_000},
 		Filtered: seed%5 == 0,
 		Nodes:    make([]record.Node, leaves),
 		Leaves:   make([]record.Leaf, leaves),
@@ -41,7 +41,7 @@ func Flat(seed, leaves, n int) record.Group {
 func Tree() record.Group {
 	return record.Group{
 		Prompt: "3 4 7 → 21", Strategy: "entropy_tree",
-		Budget: record.Usage{Limit: 100, GeneratedTokens: 9, PrefillTokens: 5, FLOPs: 123},
+		Usage: record.Usage{Budget: 100, GeneratedTokens: 9, PrefillTokens: 5, FLOPs: 123},
 		Nodes: []record.Node{
 			{ID: 0, Parent: -1, ForkAt: 0, Iteration: 0, Tokens: []int{1, 2, 3, 4}, LogProbs: []float32{-.1, -.2, -.3, -.4}, Entropies: []float32{.1, .2, .3, .4}},
 			{ID: 1, Parent: 0, ForkAt: 2, Iteration: 1, Tokens: []int{5, 6, 7}, LogProbs: []float32{-.5, -.6, -.7}, Entropies: []float32{.5, .6, .7}},
