@@ -405,7 +405,7 @@
 // # rollout cost: a cost model of the RL step
 //
 //	rollout cost --measure results/cost_model.json     # the measurement sweep (minutes, one core)
-//	rollout cost --validate > results/cost_model.md    # fit, held-out validation, crossovers
+//	rollout cost --validate                            # markdown (results/cost_model.md): fit, held-out validation, crossovers
 //	rollout cost experiments/configs/quickstart.yaml   # one config's predicted phase shares
 //
 // Counts each phase of an RL step — prefill, decode, scoring (π_old's log-probs), the update's
