@@ -183,6 +183,9 @@ func TestAsyncDesignDeclared(t *testing.T) {
 		if want[c.Name] != c.Metric {
 			t.Errorf("check %s on %s", c.Name, c.Metric)
 		}
+		if c.Metric == "wall_s" && c.At != "mean" {
+			t.Errorf("check %s reads wall_s at %s; the reports read a run's wall time at mean only", c.Name, c.At)
+		}
 		delete(want, c.Name)
 	}
 	if len(want) > 0 {
