@@ -135,6 +135,15 @@ func workers(t *team.Team, m, n, k int) int {
 	return max(1, min(t.Size(), maxWorkers, m/minRowsPerWorker))
 }
 
+// b2i is 1 for true and 0 for false (the flags of the assembly kernels'
+// argument blocks).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // checkLen panics with a message naming the operand when s is shorter than
 // need.
 func checkLen(op, name string, s []float32, need int) {

@@ -245,13 +245,6 @@ func tnNEON(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 	}
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func axpyNEONGo(alpha float32, x, y []float32) {
 	n := len(x)
 	y = y[:n]
