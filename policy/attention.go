@@ -39,7 +39,7 @@ func (r row) receive(scores []float32, c Config) {
 	for h := 0; h < c.Heads; h++ {
 		row := scores[h*n : h*n+r.pos]
 		for t, a := range row {
-			recv[t] += w * a
+			recv[t] += float32(w * a)
 		}
 	}
 }

@@ -117,15 +117,17 @@ func WithTeam(t *team.Team) EngineOption {
 
 // WithInt8 makes the engine sample from an int8 copy of the model's
 // matrix weights (per-output-row scales); embeddings, norms and attention
-// stay float32. Where the CPU has AVX-512 VNNI (kernel path avx512vnni)
-// the products are W8A8: each product's input rows are quantized to int8
-// too, per row with a dynamic scale, and multiplied exactly in int32
-// (kernel.MatMulNTW8A8); elsewhere they are weight-only (float32
-// activations times the int8 weights, kernel.MatMulNTInt8), which is the
-// faster choice without VNNI. Where the CPU has AVX-512 the KV cache holds
-// binary16 keys and values (rounded to nearest, clamped to ±65504), which
-// halves the memory that attention reads at every step. Either way a row's
-// result does not depend on the other rows of a batch.
+// stay float32. Where the kernels have a native W8A8 product (kernel paths
+// avx512vnni, and neondot and neon on arm64) the products are W8A8: each
+// product's input rows are quantized to int8 too, per row with a dynamic
+// scale, and multiplied exactly in int32 (kernel.MatMulNTW8A8); elsewhere
+// they are weight-only (float32 activations times the int8 weights,
+// kernel.MatMulNTInt8), which is the faster choice there. Where the CPU has
+// AVX-512 the KV cache holds binary16 keys and values (rounded to nearest,
+// clamped to ±65504), which halves the memory that attention reads at
+// every step. Either way a row's result does not depend on the other rows
+// of a batch; but unlike the float32 engine's, the int8 engine's samples
+// depend on the kernel path (W8A8 or weight-only, binary16 cache or not).
 func WithInt8() EngineOption { return func(o *engineOptions) { o.int8 = true } }
 
 // WithCachesFrom makes the new engine take over prev's buffers: the KV

@@ -7,6 +7,7 @@ import (
 	"github.com/nlpodyssey/spago/nn"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
+	"github.com/rollout-rl/rollout/policy/portmath"
 	"github.com/rollout-rl/rollout/policy/team"
 )
 
@@ -585,8 +586,8 @@ func (r *rope) rotate(x []float32, t int, dir float32) {
 	for i, ci := range c {
 		a, b := lo[i], hi[i]
 		sn := dir * s[i]
-		lo[i] = a*ci - b*sn
-		hi[i] = b*ci + a*sn
+		lo[i] = float32(a*ci) - float32(b*sn)
+		hi[i] = float32(b*ci) + float32(a*sn)
 	}
 }
 
@@ -640,7 +641,7 @@ func (f *tokenLogProbs) Forward() (mat.Tensor, error) {
 			p := f.probs[r*f.vocab : (r+1)*f.vocab]
 			logZ, _ := softmax(p, z[r*f.vocab:(r+1)*f.vocab], f.invTemp)
 			for _, o := range outs {
-				out[o] = z[r*f.vocab+f.targets[o]]*f.invTemp - logZ
+				out[o] = float32(z[r*f.vocab+f.targets[o]]*f.invTemp) - logZ
 			}
 		}
 	})
@@ -668,7 +669,7 @@ func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 				row[j] = -sum * p * f.invTemp
 			}
 			for _, o := range outs {
-				row[f.targets[o]] += g[o] * f.invTemp
+				row[f.targets[o]] += float32(g[o] * f.invTemp)
 			}
 		}
 	})
@@ -679,7 +680,10 @@ func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 }
 
 // softmax sets p = softmax(z·invTemp) and returns log Σ exp(z·invTemp) and
-// the entropy −Σ p log p, all in float32 with a float64 sum.
+// the entropy −Σ p log p, all in float32 with a float64 sum. Its exp and log
+// are portmath's ExpAMD64 and Log (the bits of math.Exp and math.Log on
+// amd64, on every CPU), and its products are rounded explicitly (no fused
+// multiply-add on arm64), so the training loss is the same everywhere.
 func softmax(p, z []float32, invTemp float32) (logZ, entropy float32) {
 	mx := float32(math.Inf(-1))
 	for _, v := range z {
@@ -687,16 +691,16 @@ func softmax(p, z []float32, invTemp float32) (logZ, entropy float32) {
 	}
 	var sum float64
 	for i, v := range z {
-		e := math.Exp(float64(v*invTemp - mx))
+		e := portmath.ExpAMD64(float64(float32(v*invTemp) - mx))
 		p[i] = float32(e)
 		sum += e
 	}
-	lse := math.Log(sum) + float64(mx)
+	lse := portmath.Log(sum) + float64(mx)
 	var h float64
 	for i, v := range z {
 		p[i] = float32(float64(p[i]) / sum)
 		if p[i] > 0 {
-			h -= float64(p[i]) * (float64(v*invTemp) - lse)
+			h -= float64(float64(p[i]) * (float64(v*invTemp) - lse))
 		}
 	}
 	return float32(lse), float32(h)
@@ -736,7 +740,7 @@ func (f *tokenEntropy) Forward() (mat.Tensor, error) {
 			_, h := softmax(p, zr, f.invTemp)
 			var e float32
 			for j, pj := range p {
-				e += pj * zr[j] * f.invTemp
+				e += float32(pj * zr[j] * f.invTemp)
 			}
 			f.ez[r] = e
 			for _, o := range outs {
@@ -767,7 +771,7 @@ func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 			// ∂H/∂z_j = −p_j (z_j/τ − E_p[z/τ]) / τ
 			for j := range row {
 				i := r*f.vocab + j
-				row[j] = -sum * f.probs[i] * (z[i]*f.invTemp - f.ez[r]) * f.invTemp
+				row[j] = -sum * f.probs[i] * (float32(z[i]*f.invTemp) - f.ez[r]) * f.invTemp
 			}
 		}
 	})

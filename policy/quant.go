@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/rollout-rl/rollout/policy/internal/kernel"
-	"github.com/rollout-rl/rollout/policy/internal/portmath"
+	"github.com/rollout-rl/rollout/policy/portmath"
 	"github.com/rollout-rl/rollout/policy/team"
 )
 

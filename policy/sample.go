@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/rollout-rl/rollout/policy/internal/portmath"
+	"github.com/rollout-rl/rollout/policy/portmath"
 )
 
 // Validate reports a sampling setting out of range.

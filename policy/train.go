@@ -120,7 +120,7 @@ func (t *Trainer) clip() float64 {
 		if p.HasGrad() {
 			g := p.Grad()
 			for _, v := range mat.Data[float32](g) {
-				ss += float64(v) * float64(v)
+				ss += float64(float64(v) * float64(v))
 			}
 		}
 	}

@@ -76,7 +76,7 @@ func groupRelative(xs []float64, eps, single float64) []float64 {
 	m := mean(xs)
 	ss := 0.0
 	for _, x := range xs {
-		ss += (x - m) * (x - m)
+		ss += float64((x - m) * (x - m))
 	}
 	sd := math.Sqrt(ss / float64(len(xs)-1))
 	for i, x := range xs {

@@ -26,6 +26,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/portmath"
 	"github.com/rollout-rl/rollout/search"
 	"github.com/rollout-rl/rollout/search/record"
 )
@@ -663,9 +664,9 @@ func (l *Loop) update(batch []staleGroup, m map[string]float64) (flops int64, er
 			sum.tokens += s.tokens
 			sum.pgLoss += s.pgLoss
 			sum.clipped += s.clipped
-			sum.ppoKL += s.ppoKL * float64(s.tokens)
-			sum.klRef += s.klRef * float64(s.tokens)
-			sum.isWeight += s.isWeight * float64(s.tokens)
+			sum.ppoKL += float64(s.ppoKL * float64(s.tokens))
+			sum.klRef += float64(s.klRef * float64(s.tokens))
+			sum.isWeight += float64(s.isWeight * float64(s.tokens))
 			updates++
 		}
 	}
@@ -756,7 +757,7 @@ func (l *Loop) oldLogProbs(seqs []trainSeq, temp float64, m map[string]float64) 
 			d := seqs[i].old[t] - seqs[i].beh[t]
 			absDiff += math.Abs(d)
 			kl += seqs[i].beh[t] - seqs[i].old[t] // sample estimate of KL(behave ‖ old)
-			ratios = append(ratios, math.Exp(d))
+			ratios = append(ratios, portmath.ExpAMD64(d))
 			nTok++
 		}
 	}
@@ -885,7 +886,7 @@ func meanStd(xs []float64) (float64, float64) {
 	mean := s / float64(len(xs))
 	var v float64
 	for _, x := range xs {
-		v += (x - mean) * (x - mean)
+		v += float64((x - mean) * (x - mean))
 	}
 	return mean, math.Sqrt(v / float64(len(xs)))
 }
@@ -895,10 +896,10 @@ func quantile(xs []float64, q float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	pos := q * float64(len(xs)-1)
+	pos := float64(q * float64(len(xs)-1))
 	i := int(pos)
 	if i+1 >= len(xs) {
 		return xs[len(xs)-1]
 	}
-	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
+	return xs[i] + float64((pos-float64(i))*(xs[i+1]-xs[i]))
 }

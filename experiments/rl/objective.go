@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/nlpodyssey/spago/mat"
+
+	"github.com/rollout-rl/rollout/policy/portmath"
 )
 
 // This file is the policy-gradient objective, written out in one place as
@@ -87,26 +89,26 @@ func (o *objective) Forward() (mat.Tensor, error) {
 			continue
 		}
 		logp := float64(lp[t.row])
-		rho := math.Exp(logp - t.oldLP)
+		rho := portmath.ExpAMD64(logp - t.oldLP)
 		o.ratio[i] = rho
 		unclipped := rho * t.adv
 		clipped := math.Min(math.Max(rho, 1-o.cfg.clipLow), 1+o.cfg.clipHigh) * t.adv
-		pg := -t.isW * math.Min(unclipped, clipped)
+		pg := float64(-t.isW * math.Min(unclipped, clipped))
 		o.clip[i] = clipped < unclipped
 		term := pg
 		if o.cfg.klCoef != 0 {
 			r := t.refLP - logp
-			k3 := math.Exp(r) - r - 1
-			term += o.cfg.klCoef * k3
+			k3 := portmath.ExpAMD64(r) - r - 1
+			term += float64(o.cfg.klCoef * k3)
 			s.klRef += k3
 		}
 		if ent != nil {
-			term -= o.cfg.entropyCoef * float64(ent[t.row])
+			term -= float64(o.cfg.entropyCoef * float64(ent[t.row]))
 			s.entropy += float64(ent[t.row])
 		}
-		loss += t.agg * term
+		loss += float64(t.agg * term)
 		s.tokens++
-		s.pgLoss += t.agg * pg
+		s.pgLoss += float64(t.agg * pg)
 		s.ppoKL += t.oldLP - logp
 		s.isWeight += t.isW
 		if o.clip[i] {
@@ -142,7 +144,7 @@ func (o *objective) Backward(gy mat.Tensor) error {
 			d = -t.isW * o.ratio[i] * t.adv
 		}
 		if o.cfg.klCoef != 0 { // ∂k3/∂log π_θ = 1 − exp(r)
-			d += o.cfg.klCoef * (1 - math.Exp(t.refLP-float64(lp[t.row])))
+			d += float64(o.cfg.klCoef * (1 - portmath.ExpAMD64(t.refLP-float64(lp[t.row]))))
 		}
 		glp[t.row] += float32(g * t.agg * d)
 		if gent != nil {
@@ -164,9 +166,9 @@ func (o *objective) Backward(gy mat.Tensor) error {
 func correctionWeight(mode string, oldLP, behLP, tisCap float64) float64 {
 	switch mode {
 	case "tis":
-		return math.Min(math.Exp(oldLP-behLP), tisCap)
+		return math.Min(portmath.ExpAMD64(oldLP-behLP), tisCap)
 	case "decoupled":
-		return math.Exp(oldLP - behLP)
+		return portmath.ExpAMD64(oldLP - behLP)
 	}
 	return 1
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rollout-rl/rollout/policy/internal/portmath"
+	"github.com/rollout-rl/rollout/policy/portmath"
 )
 
 // The float32 exp shared by the activation kernels (Cephes expf): x is

@@ -55,13 +55,6 @@ func nt1x16AVX512(p *mvArgs)
 //go:noescape
 func dotAVX512(x, y *float32, n int) float32
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // kSplit returns the bytes of the whole 16-blocks of k and the lane mask of
 // the remaining partial block.
 func kSplit(k int) (kfull, kmask int) {

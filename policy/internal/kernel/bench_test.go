@@ -225,7 +225,8 @@ func kernelPaths() []*impl { return available() }
 // one goroutine at the model's decode shapes (batch rows m = 1 and 32, the
 // share of one core at batch 64), reporting GFLOP/s (2·m·n·k per call): the
 // float32 MatMulNT ("f32"), the weight-only int8 MatMulNTInt8 ("int8w") and,
-// on avx512vnni, the W8A8 product including the quantization of the
+// on the paths with a native one (avx512vnni; neondot and neon on arm64),
+// the W8A8 product including the quantization of the
 // activation rows ("w8a8", GOP/s of integer multiply-adds counted the same
 // way). GFLOP/s-cpu divides by the process's CPU time instead of wall time.
 func BenchmarkKernelPaths(b *testing.B) {

@@ -19,18 +19,20 @@ func sameBits(got, want []float32) error {
 	return nil
 }
 
-// TestGenericBitsEqualSIMD checks that the pure-Go kernels (the only ones
-// on arm64 and on CPUs without AVX2) give the bits of every SIMD path of
-// this CPU on random ragged shapes, for every kernel of an implementation:
-// the products with and without acc, Dot, Axpy, Scale, Exp, Sigmoid,
-// SiLUMul and the int8-weight product.
+// TestGenericBitsEqualSIMD checks that the pure-Go kernels (those of CPUs
+// without AVX2 or NEON) give the bits of every SIMD path of this CPU (the
+// AVX2 and AVX-512 ones on amd64, the NEON ones on arm64: run it there
+// with GOARCH=arm64 go test -exec qemu-aarch64-static) on random shapes
+// with ragged tails, for every kernel of an implementation: the products
+// with and without acc, Dot, Axpy, Scale, Exp, Sigmoid, SiLUMul and the
+// int8-weight product (TestMatMulNTW8A8 checks the W8A8 ones).
 func TestGenericBitsEqualSIMD(t *testing.T) {
 	impls := simdImpls()
 	if len(impls) == 0 {
 		t.Skip("this CPU has no SIMD path to compare with")
 	}
 	r := rand.New(rand.NewPCG(33, 34))
-	shapes := append(raggedShapes(r, 30), shape{1, 1, 1}, shape{3, 5, 17}, shape{5, 7, 31}, shape{64, 48, 130}, shape{130, 70, 300})
+	shapes := append(raggedShapes(r, 30), shape{1, 1, 1}, shape{3, 5, 17}, shape{5, 7, 31}, shape{64, 48, 130}, shape{130, 70, 300}, shape{3, 33, 0}, shape{6, 35, 530})
 	g := genericImpl
 	for _, im := range impls {
 		for _, sh := range shapes {
@@ -76,6 +78,11 @@ func TestGenericBitsEqualSIMD(t *testing.T) {
 			g.axpy(0.7, x, y2)
 			if err := sameBits(y1, y2); err != nil {
 				t.Fatalf("%s axpy n=%d: %v", im.name, k, err)
+			}
+			im.scale(-0.3, y1)
+			g.scale(-0.3, y2)
+			if err := sameBits(y1, y2); err != nil {
+				t.Fatalf("%s scale n=%d: %v", im.name, k, err)
 			}
 			// Activations over the range where exp neither overflows nor
 			// flushes, and beyond it.

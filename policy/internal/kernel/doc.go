@@ -40,11 +40,13 @@
 // MatMulNTStrided and MatMulNTInt8 (which multiplies the sum by the row's
 // scale before adding the old value) keep the same property.
 //
-// The AVX-512 and AVX2 implementations follow this structure exactly (the
-// tests check them bit for bit against an exact emulation of it), and so
-// does the pure-Go fallback, whose fused multiply-adds are correctly
-// rounded in portable Go (float64 arithmetic with the double-rounding case
-// corrected), so every path and every architecture gives the same bits.
+// The AVX-512, AVX2 and NEON implementations follow this structure exactly
+// (NEON holds the 16 lanes in four 4-lane registers; the tests check every
+// path bit for bit against an exact emulation of it), and so does the
+// pure-Go fallback, whose fused multiply-adds are correctly rounded in
+// portable Go (float64 arithmetic with the double-rounding case corrected;
+// the native FMADDS on arm64), so every path and every architecture gives
+// the same bits.
 // MatMulNTInt8 keeps the same structure, fused, on every path.
 //
 // MatMulNN and MatMulTN accumulate each output sequentially over k, one
@@ -55,8 +57,8 @@
 // The pure-Go code rounds every product it does not fuse with an explicit
 // float32 conversion, so that no architecture's compiler fuses it (Go fuses
 // x*y+z on arm64, not on amd64), and Exp, Sigmoid, SiLUMul and Axpy fuse
-// where the SIMD code does: the generic, AVX2 and AVX-512 paths and
-// arm64 agree bit for bit on every kernel.
+// where the SIMD code does: the generic, AVX2, AVX-512 and NEON paths agree
+// bit for bit on every kernel.
 //
 // The output c must not overlap a or b.
 //
@@ -73,14 +75,21 @@
 // # Dispatch
 //
 // The implementation is chosen once at package initialisation from the CPU
-// features (golang.org/x/sys/cpu): "avx512vnni" (AVX-512F/VL/DQ and VNNI:
-// avx512 with the native W8A8 kernel), "avx512" (AVX-512F/VL/DQ), "avx2"
-// (AVX2 and FMA) or "generic" (pure Go, also on other architectures and
-// with the purego build tag). Without "avx512vnni", MatMulNTW8A8 runs in
-// pure Go ([W8A8] reports false), and the policy uses MatMulNTInt8 instead.
-// The environment variable ROLLOUT_KERNEL set to "generic", "avx2" or
-// "avx512" forces a slower path (for tests and comparisons); [Impl] names
-// the active one and [Available] lists those of the CPU.
+// features (golang.org/x/sys/cpu). On amd64: "avx512vnni" (AVX-512F/VL/DQ
+// and VNNI: avx512 with the native W8A8 kernel), "avx512" (AVX-512F/VL/DQ)
+// or "avx2" (AVX2 and FMA). On arm64: "neondot" (NEON with the dot-product
+// instructions, FEAT_DotProd: W8A8 by SDOT) or "neon" (every arm64 CPU:
+// W8A8 by int16 products); both have the NEON float32 products, Dot, Axpy,
+// Scale, Exp, Sigmoid, SiLUMul and int8-weight product. Elsewhere, and with
+// the purego build tag, "generic" (pure Go). Without a native W8A8 kernel
+// (avx512vnni, neondot, neon) MatMulNTW8A8 runs in pure Go ([W8A8] reports
+// false), and the policy uses MatMulNTInt8 instead. The AVX-512 paths also
+// have kernels of their own for the fused softmax, RMSNorm's last step and
+// backward, RoPE, the SwiGLU backward and the binary16 attention; the
+// other paths compute these in Go, with the same bits. The environment
+// variable ROLLOUT_KERNEL set to another path of the CPU ("generic",
+// "avx2", "avx512", "neon") forces it (for tests and comparisons); [Impl]
+// names the active one and [Available] lists those of the CPU.
 //
 // # Concurrency
 //

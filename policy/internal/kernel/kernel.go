@@ -61,7 +61,8 @@ var active = chooseImpl(os.Getenv(envVar), os.Stderr)
 const envVar = "ROLLOUT_KERNEL"
 
 // chooseImpl picks the fastest implementation the CPU supports, or the one
-// named by override ("generic", "avx2", "avx512", "avx512vnni"). An override naming an
+// named by override ("generic", "avx2", "avx512", "avx512vnni", "neon",
+// "neondot"). An override naming an
 // unknown or unsupported path is reported on warn and ignored.
 func chooseImpl(override string, warn io.Writer) *impl {
 	avail := available()
@@ -80,8 +81,8 @@ func chooseImpl(override string, warn io.Writer) *impl {
 	return avail[0]
 }
 
-// Impl names the active implementation: "avx512vnni", "avx512", "avx2" or
-// "generic".
+// Impl names the active implementation: "avx512vnni", "avx512", "avx2",
+// "neondot", "neon" or "generic".
 func Impl() string { return active.name }
 
 // MVTile is the number of columns the active implementation computes at
@@ -132,6 +133,15 @@ func workers(t *team.Team, m, n, k int) int {
 		return 1
 	}
 	return max(1, min(t.Size(), maxWorkers, m/minRowsPerWorker))
+}
+
+// b2i is 1 for true and 0 for false (the flags of the assembly kernels'
+// argument blocks).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkLen panics with a message naming the operand when s is shorter than

@@ -222,8 +222,8 @@ func MatMulNTW8A8Strided(c []float32, ldc int, a *Int8Rows, w *Int8Weights, acc 
 }
 
 // W8A8 reports whether the active implementation has a native W8A8 kernel
-// (AVX-512 VNNI); elsewhere MatMulNTW8A8 runs in pure Go, slower than the
-// weight-only MatMulNTInt8.
+// (AVX-512 VNNI, or NEON on arm64); elsewhere MatMulNTW8A8 runs in pure Go,
+// slower than the weight-only MatMulNTInt8.
 func W8A8() bool { return active.w8a8 != nil }
 
 // w8a8Generic is MatMulNTW8A8 in pure Go on the packed layout, for rows

@@ -9,7 +9,14 @@
 // e_exp.c and e_log.c, within 1 ulp) with every product rounded explicitly,
 // so that no compiler fuses them. The sampler uses them, so that a sampled
 // token's log-probability and entropy, and hence the stored trees and
-// metrics, are the same on every CPU.
+// metrics, are the same on every CPU. Log also has the bits of math.Log on
+// amd64 (whose assembly is the same algorithm, unfused) for every positive
+// normal x.
+//
+// ExpAMD64 is the other exp of the project: the algorithm of math.Exp's
+// amd64 assembly (Shibata's, from SLEEF) with its fused steps, so that the
+// training loss, whose exponentials were math.Exp on amd64, keeps its amd64
+// bits and gets them on every other CPU.
 package portmath
 
 import "math"
@@ -100,9 +107,70 @@ func Log(x float64) float64 {
 	s := f / (2 + f)
 	s2 := s * s
 	s4 := s2 * s2
-	t1 := s2 * (l1 + float64(s4*(l3+float64(s4*(l5+float64(s4*l7))))))
-	t2 := s4 * (l2 + float64(s4*(l4+float64(s4*l6))))
+	t1 := float64(s2 * (l1 + float64(s4*(l3+float64(s4*(l5+float64(s4*l7)))))))
+	t2 := float64(s4 * (l2 + float64(s4*(l4+float64(s4*l6)))))
 	R := t1 + t2
-	hfsq := 0.5 * f * f
+	hfsq := float64(0.5 * f * f)
 	return float64(k*ln2Hi) - ((hfsq - (float64(s*(hfsq+R)) + float64(k*ln2Lo))) - f)
+}
+
+// ExpAMD64 returns e**x with the bits of math.Exp on an amd64 CPU with FMA
+// (the standard library's assembly, Shibata's method from SLEEF), on every
+// architecture: the fused steps of that assembly are math.FMA, its other
+// products are rounded explicitly. Within 1 ulp of e**x; special cases as
+// math.Exp, but +Inf from x ≈ 709.44 on (where e**x is still below the
+// float64 maximum), as that assembly returns.
+func ExpAMD64(x float64) float64 {
+	const (
+		log2e    = 1.4426950408889634073599246810018920
+		ln2U     = 0.69314718055966295651160180568695068359375
+		ln2L     = 0.28235290563031577122588448175013436025525412068e-12
+		overflow = 7.09782712893384e+02
+	)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case math.IsInf(x, -1):
+		return 0
+	case x > overflow:
+		return math.Inf(1)
+	}
+	// k = round(x·log2 e) to int32 (CVTSD2SL: to nearest even, the
+	// integer indefinite −2³¹ out of range).
+	k := int32(math.MinInt32)
+	if r := math.RoundToEven(float64(log2e * x)); r >= math.MinInt32 && r <= math.MaxInt32 {
+		k = int32(r)
+	}
+	kf := float64(k)
+	x = math.FMA(-kf, ln2U, x)
+	x = math.FMA(-kf, ln2L, x)
+	x = float64(x * 0.0625)
+	// e^(x/16) − 1 by its Taylor series, then squared four times as
+	// (y+1)² − 1 = y·(y+2).
+	p := 2.4801587301587301587e-5
+	p = math.FMA(p, x, 1.9841269841269841270e-4)
+	p = math.FMA(p, x, 1.3888888888888888889e-3)
+	p = math.FMA(p, x, 8.3333333333333333333e-3)
+	p = math.FMA(p, x, 4.1666666666666666667e-2)
+	p = math.FMA(p, x, 1.6666666666666666667e-1)
+	p = math.FMA(p, x, 0.5)
+	p = math.FMA(p, x, 1.0)
+	y := float64(x * p)
+	y = float64(y * float64(y+2))
+	y = float64(y * float64(y+2))
+	y = float64(y * float64(y+2))
+	y = math.FMA(y, float64(y+2), 1.0)
+	// y·2^k, through a subnormal result in two steps as the assembly does.
+	b := k + 0x3FF
+	switch {
+	case b <= 0:
+		if b < -52 {
+			return 0
+		}
+		y = float64(y * math.Float64frombits(uint64(b+0x3FE)<<52))
+		b = 1
+	case b >= 0x7FF:
+		return math.Inf(1)
+	}
+	return float64(y * math.Float64frombits(uint64(b)<<52))
 }
