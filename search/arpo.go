@@ -119,7 +119,7 @@ func (a *arpoPlan) afterStep(g *groupRun) error {
 		}
 		h := n.ResponseEntropies()
 		dH := meanOf(h[b:b+k]) - meanOf(h[:min(k, len(h))])
-		prob := min(1, max(0, a.cfg.Alpha+a.cfg.Beta*dH))
+		prob := min(1, max(0, a.cfg.Alpha+float64(a.cfg.Beta*dH)))
 		if stream.Uniform(n, i) >= prob {
 			continue
 		}

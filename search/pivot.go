@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/rollout-rl/rollout/policy/portmath"
 )
 
 // Pivot is DEEP-GRPO's pivot resampling (deep dense exploration),
@@ -121,7 +123,7 @@ func drawPivot(ps []Position, T, gamma, u float64) Position {
 	w := make([]float64, len(ps))
 	total := 0.0
 	for i, p := range ps {
-		w[i] = math.Pow(float64(p.Node.Start+p.Index)/T, gamma)
+		w[i] = pow(float64(p.Node.Start+p.Index)/T, gamma)
 		total += w[i]
 	}
 	x := u * total
@@ -133,4 +135,17 @@ func drawPivot(ps []Position, T, gamma, u float64) Position {
 		x -= w[i]
 	}
 	return ps[len(ps)-1]
+}
+
+// pow returns x**gamma for x ≥ 0 and gamma ≥ 0 with the same bits on every
+// CPU (math.Pow goes through math.Exp, whose assembly differs between
+// amd64 and arm64).
+func pow(x, gamma float64) float64 {
+	switch {
+	case gamma == 0:
+		return 1
+	case x == 0:
+		return 0
+	}
+	return portmath.ExpAMD64(float64(gamma * portmath.Log(x)))
 }

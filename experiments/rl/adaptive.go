@@ -37,7 +37,7 @@ type promptPasses struct {
 // strategy of kMax forks.
 func adaptiveForks(kMax int, c passCount) (int, float64) {
 	p := (float64(c.Solved) + 1) / (float64(c.Tried) + 2)
-	v := (2*p - 1) * (2*p - 1)
+	v := (float64(2*p) - 1) * (float64(2*p) - 1)
 	return int(math.Ceil(float64(kMax) * (1 - v))), p
 }
 

@@ -1,6 +1,8 @@
 package rl
 
-import "math"
+import (
+	"github.com/rollout-rl/rollout/policy/portmath"
+)
 
 // Off-policy corrections of stale or quantized rollouts (train.correction),
 // beside the per-token weights of correctionWeight: with the ratio
@@ -46,13 +48,13 @@ func correctionWeights(c Config, old, beh []float64) []float64 {
 	switch c.Correction {
 	case "mis":
 		for t := range w {
-			if r := math.Exp(old[t] - beh[t]); r <= c.TISCap {
+			if r := portmath.ExpAMD64(old[t] - beh[t]); r <= c.TISCap {
 				w[t] = r
 			}
 		}
 	case "icepop":
 		for t := range w {
-			if r := math.Exp(old[t] - beh[t]); r >= lo && r <= hi {
+			if r := portmath.ExpAMD64(old[t] - beh[t]); r >= lo && r <= hi {
 				w[t] = r
 			}
 		}
@@ -64,7 +66,7 @@ func correctionWeights(c Config, old, beh []float64) []float64 {
 		for t := range w {
 			sum += old[t] - beh[t]
 		}
-		if g := math.Exp(sum / float64(len(w))); g >= lo && g <= hi {
+		if g := portmath.ExpAMD64(sum / float64(len(w))); g >= lo && g <= hi {
 			for t := range w {
 				w[t] = 1
 			}
@@ -92,10 +94,10 @@ func mismatchMetrics(seqs []trainSeq, correction string, m map[string]float64) {
 	var chi2, sum, sumSq float64
 	for _, d := range seqs {
 		for t := range d.beh {
-			r := math.Exp(d.old[t] - d.beh[t])
-			chi2 += (r - 1) * (r - 1)
+			r := portmath.ExpAMD64(d.old[t] - d.beh[t])
+			chi2 += float64((r - 1) * (r - 1))
 			sum += r
-			sumSq += r * r
+			sumSq += float64(r * r)
 			if d.isW[t] == 0 {
 				masked++
 			}
