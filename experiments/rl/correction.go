@@ -1,8 +1,6 @@
 package rl
 
-import (
-	"github.com/rollout-rl/rollout/policy/portmath"
-)
+import "github.com/rollout-rl/rollout/policy/portmath"
 
 // Off-policy corrections of stale or quantized rollouts (train.correction),
 // beside the per-token weights of correctionWeight: with the ratio
