@@ -88,8 +88,9 @@ type Loop struct {
 	flopsCum      int64 // sampling, scoring and update FLOPs so far
 	buffer        []staleGroup
 	// engine is the last step's sampler: the next step's engine takes
-	// over its released KV caches (policy.WithCachesFrom) instead of
-	// allocating them again, with the same results.
+	// over its scratch buffers (policy.WithCachesFrom) instead of
+	// allocating them again, with the same results; its KV caches are
+	// freed once a step's groups are made (Engine.FreeCaches).
 	engine *policy.Engine
 	// adaptive is the state of rollout.adaptive.
 	adaptive adaptiveState
