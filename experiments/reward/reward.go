@@ -34,6 +34,7 @@ import (
 	"github.com/rollout-rl/rollout/experiments/pretrain"
 	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/policy"
+	"github.com/rollout-rl/rollout/policy/portmath"
 )
 
 // Model is a reward model: a transformer body and a scalar head on its
@@ -214,12 +215,13 @@ func (m *Model) SelectionScores(prompts []task.Prompt, responses []string) ([]fl
 	return out, nil
 }
 
-// Sigmoid is the logistic function 1/(1+e^−x): a logit's probability.
+// Sigmoid is the logistic function 1/(1+e^−x): a logit's probability,
+// with the same bits on every CPU (portmath.ExpAMD64).
 func Sigmoid(x float64) float64 {
 	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
+		return 1 / (1 + portmath.ExpAMD64(-x))
 	}
-	e := math.Exp(x)
+	e := portmath.ExpAMD64(x)
 	return e / (1 + e)
 }
 
