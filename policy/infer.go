@@ -62,7 +62,6 @@ type acts struct {
 	rows, cols int
 	q          *kernel.Int8Rows // the quantization's buffers
 	quantized  bool             // q holds the quantization of x
-	split      *team.Team       // splits the products of these rows by output columns (see byColumns); nil: no split
 }
 
 // set makes a hold x[rows, cols], forgetting any quantization.
@@ -87,11 +86,6 @@ type f32Matrix struct {
 }
 
 func (m f32Matrix) mulT(t *team.Team, y []float32, x *acts) {
-	if x.byColumns(m.out, m.in, colAlign, func(j0, j1 int) {
-		kernel.MatMulNTStrided(y[j0:x.rows*m.out], m.out, x.x, m.in, m.w[j0*m.in:j1*m.in], m.in, x.rows, j1-j0, m.in, false)
-	}) {
-		return
-	}
 	kernel.MatMulNT(t, y[:x.rows*m.out], x.x, m.w, x.rows, m.out, m.in, false)
 }
 
@@ -496,12 +490,11 @@ type work struct {
 	sampler               samplerScratch
 	in                    acts            // the input of the current products
 	quant                 kernel.Int8Rows // its int8 quantization (W8A8)
-	split                 *team.Team      // splits the products by output columns (acts.split)
 }
 
 // input sets the work's product input to x[rows, cols].
 func (w *work) input(x []float32, rows, cols int) *acts {
-	w.in.q, w.in.split = &w.quant, w.split
+	w.in.q = &w.quant
 	return w.in.set(x, rows, cols)
 }
 
@@ -589,13 +582,6 @@ func (e *Engine) forwardRows(sc *work, rows []row, whole bool) {
 	sc.q, sc.k, sc.v = grow(sc.q, R*d), grow(sc.k, R*d), grow(sc.v, R*d)
 	sc.att, sc.o = grow(sc.att, R*d), grow(sc.o, R*d)
 	sc.gate, sc.up = grow(sc.gate, R*c.Hidden), grow(sc.up, R*c.Hidden)
-	// A pass that runs whole on this goroutine (one state's decoding step
-	// or prefill) splits its products by output columns over the team;
-	// the shares of a pass split by state do not.
-	sc.split = nil
-	if whole && e.workers > 1 {
-		sc.split = e.team
-	}
 	x := sc.x
 	for i, r := range rows {
 		copy(x[i*d:(i+1)*d], e.w.embed[r.token*d:(r.token+1)*d])

@@ -7,13 +7,10 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/nlpodyssey/spago/ag"
 	"github.com/nlpodyssey/spago/mat"
-
-	"github.com/rollout-rl/rollout/policy/team"
 )
 
 // engineKinds are the engines that every engine property must hold for:
@@ -401,98 +398,6 @@ func TestEngineSplitDoesNotChangeResults(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// A pass of one state splits its matrix products by output columns over
-// the engine's team (acts.byColumns), and that changes no bit either: on a
-// shape whose matrices are large enough to be split (the W8A8 ones with a
-// ragged last column block), a teacher-forced prefill's logits and one
-// state's sampled tokens equal those of an engine on one goroutine, with
-// teams of 2 and 3.
-func TestColumnSplitDoesNotChangeResults(t *testing.T) {
-	cfg := Config{VocabSize: 16, Dim: 256, Hidden: 272, Layers: 1, Heads: 4, KVHeads: 4, MaxSeq: 24, NormEps: 1e-5, RopeTheta: 10000}
-	m := randomModel(t, cfg, 9)
-	seq := randomSeqs(rand.New(rand.NewPCG(9, 9)), 1, 20, 20, cfg.VocabSize)[0]
-	for _, kind := range engineKinds {
-		run := func(tm *team.Team) ([][]float32, []Token) {
-			e := NewEngine(m, append(slices.Clone(kind.opts), WithTeam(tm))...)
-			logits, err := e.Logits(seq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := e.Prefill(seq[:4], Stream{Seed: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var toks []Token
-			out := make([]Token, 1)
-			for range cfg.MaxSeq - 4 {
-				if err := e.Step([]State{st}, DefaultSampling, out); err != nil {
-					t.Fatal(err)
-				}
-				toks = append(toks, out[0])
-			}
-			return logits, toks
-		}
-		wantLogits, wantTokens := run(nil)
-		for _, size := range []int{2, 3} {
-			tm := team.New(size)
-			gotLogits, gotTokens := run(tm)
-			tm.Close()
-			for p := range wantLogits {
-				for j := range wantLogits[p] {
-					if math.Float32bits(gotLogits[p][j]) != math.Float32bits(wantLogits[p][j]) {
-						t.Fatalf("%s, team of %d: logit %d at position %d = %g, on one goroutine %g", kind.name, size, j, p, gotLogits[p][j], wantLogits[p][j])
-					}
-				}
-			}
-			for i := range wantTokens {
-				if gotTokens[i] != wantTokens[i] {
-					t.Fatalf("%s, team of %d: token %d = %+v, on one goroutine %+v", kind.name, size, i, gotTokens[i], wantTokens[i])
-				}
-			}
-		}
-	}
-}
-
-// byColumns splits a product of few rows and enough weights into one
-// aligned column range per goroutine, covering every column once, and
-// leaves the others whole.
-func TestByColumnsRanges(t *testing.T) {
-	two := team.New(2)
-	defer two.Close()
-	three := team.New(3)
-	defer three.Close()
-	tests := []struct {
-		name          string
-		split         *team.Team
-		rows, out, in int
-		align         int
-		want          [][2]int // nil: not split
-	}{
-		{"one row, two goroutines", two, 1, 768, 256, 16, [][2]int{{0, 384}, {384, 768}}},
-		{"ragged", two, 1, 272, 256, 64, [][2]int{{0, 128}, {128, 272}}},
-		{"three goroutines", three, 16, 100, 1024, 16, [][2]int{{0, 32}, {32, 64}, {64, 100}}},
-		{"fewer blocks than goroutines", three, 1, 130, 1024, 64, [][2]int{{0, 64}, {64, 130}}},
-		{"no team", nil, 1, 768, 256, 16, nil},
-		{"rows the kernels split", two, colSplitMaxRows + 1, 768, 256, 16, nil},
-		{"small matrix", two, 1, 384, 128, 16, nil},
-		{"one block", two, 1, 1000, 100, 1000, nil},
-	}
-	for _, tc := range tests {
-		var mu sync.Mutex
-		var got [][2]int
-		x := &acts{rows: tc.rows, split: tc.split}
-		did := x.byColumns(tc.out, tc.in, tc.align, func(j0, j1 int) {
-			mu.Lock()
-			got = append(got, [2]int{j0, j1})
-			mu.Unlock()
-		})
-		slices.SortFunc(got, func(a, b [2]int) int { return a[0] - b[0] })
-		if did != (tc.want != nil) || !slices.Equal(got, tc.want) {
-			t.Errorf("%s: split %v into %v, want %v", tc.name, did, got, tc.want)
-		}
 	}
 }
 

@@ -55,20 +55,7 @@ func quantize(w []float32, out, in int, w8a8 bool) *int8Matrix {
 // scale. It holds no mutable state, so engines may share the matrix.
 func (m *int8Matrix) mulT(t *team.Team, y []float32, x *acts) {
 	if m.packed != nil {
-		a := x.int8() // quantized once, before any split
-		if x.byColumns(m.out, m.in, kernel.W8A8Columns, func(j0, j1 int) {
-			kernel.MatMulNTW8A8Strided(y[j0:x.rows*m.out], m.out, a, m.packed.Columns(j0, j1), false)
-		}) {
-			return
-		}
-		kernel.MatMulNTW8A8(t, y[:x.rows*m.out], a, m.packed, false)
-		return
-	}
-	// The weight-only product writes dense output rows: a single row
-	// splits by columns.
-	if x.rows == 1 && x.byColumns(m.out, m.in, colAlign, func(j0, j1 int) {
-		kernel.MatMulNTInt8(nil, y[j0:j1], x.x, m.q[j0*m.in:j1*m.in], m.scale[j0:j1], 1, j1-j0, m.in, false)
-	}) {
+		kernel.MatMulNTW8A8(t, y[:x.rows*m.out], x.int8(), m.packed, false)
 		return
 	}
 	kernel.MatMulNTInt8(t, y[:x.rows*m.out], x.x, m.q, m.scale, x.rows, m.out, m.in, false)

@@ -50,7 +50,7 @@ llama() {
 }
 
 # best A B: the larger of two figures, either of which may be "timeout".
-best() { printf '%s\n' "$@" | grep -E '^[0-9]+$' | sort -n | tail -1; }
+best() { printf '%s\n' "$@" | { grep -E '^[0-9]+$' || true; } | sort -n | tail -1; }
 
 # go_bench W SUB: rollout's median tokens/s of BenchmarkW/SUB.
 go_bench() {

@@ -186,41 +186,6 @@ func MatMulNTW8A8(t *team.Team, c []float32, a *Int8Rows, w *Int8Weights, acc bo
 	f(c, n, a.q, a.kp, a.scale, w, m, acc)
 }
 
-// W8A8Columns is the column granularity of Int8Weights.Columns.
-const W8A8Columns = w8Cols
-
-// Columns returns the rows (outputs) [j0, j1) of w as a matrix of j1−j0
-// rows that shares w's memory, to split a product by output columns: the
-// outputs of a product with it are the bits of columns j0..j1−1 of the
-// product with w. j0 must be a multiple of W8A8Columns, and j1 one too or
-// w's row count; it panics otherwise.
-func (w *Int8Weights) Columns(j0, j1 int) *Int8Weights {
-	if j0 < 0 || j0 > j1 || j1 > w.n || j0%w8Cols != 0 || (j1%w8Cols != 0 && j1 != w.n) {
-		panic(fmt.Sprintf("kernel.Int8Weights.Columns: [%d, %d) of %d rows; the ends must be multiples of %d (or the row count)", j0, j1, w.n, w8Cols))
-	}
-	return &Int8Weights{n: j1 - j0, k: w.k, kp: w.kp, packed: w.packed[j0*w.kp:], sum128: w.sum128[j0:], scale: w.scale[j0:]}
-}
-
-// MatMulNTW8A8Strided is MatMulNTW8A8 with output row i at c[i·ldc] (ldc at
-// least w's row count), on the calling goroutine: the columns of a product
-// split by Int8Weights.Columns. It panics when the shapes disagree or c is
-// too short.
-func MatMulNTW8A8Strided(c []float32, ldc int, a *Int8Rows, w *Int8Weights, acc bool) {
-	const op = "MatMulNTW8A8Strided"
-	if a.k != w.k {
-		panic(fmt.Sprintf("kernel.%s: activations have row length %d, weights %d", op, a.k, w.k))
-	}
-	checkStrided(op, "c", c, a.m, w.n, ldc)
-	if a.m == 0 || w.n == 0 {
-		return
-	}
-	f := active.w8a8
-	if f == nil {
-		f = w8a8Generic
-	}
-	f(c, ldc, a.q, a.kp, a.scale, w, a.m, acc)
-}
-
 // W8A8 reports whether the active implementation has a native W8A8 kernel
 // (AVX-512 VNNI, or NEON on arm64); elsewhere MatMulNTW8A8 runs in pure Go,
 // slower than the weight-only MatMulNTInt8.

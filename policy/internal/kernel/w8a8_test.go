@@ -179,47 +179,6 @@ func TestMatMulNTW8A8BatchIndependence(t *testing.T) {
 			t.Fatalf("MatMulNTW8A8 (%s): element %d = %g, single row %g", Impl(), e, c[e], single[e])
 		}
 	}
-	// Split by output columns (Columns and MatMulNTW8A8Strided): the same
-	// bits.
-	for _, cuts := range [][]int{{0, n}, {0, 64, n}, {0, 128, n}, {0, 64, 128, 192, n}} {
-		c := make([]float32, maxM*n)
-		for i := 0; i+1 < len(cuts); i++ {
-			MatMulNTW8A8Strided(c[cuts[i]:], n, &all, w.Columns(cuts[i], cuts[i+1]), false)
-		}
-		for e := range c {
-			if math.Float32bits(c[e]) != math.Float32bits(single[e]) {
-				t.Fatalf("columns %v (%s): (%d,%d) = %g, single row %g", cuts, Impl(), e/n, e%n, c[e], single[e])
-			}
-		}
-	}
-}
-
-// Int8Weights.Columns takes only ends on the packing's column blocks.
-func TestInt8WeightsColumnsBounds(t *testing.T) {
-	w, err := PackInt8(make([]int8, 200*8), make([]float32, 200), 200, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		j0, j1 int
-		ok     bool
-	}{{0, 200, true}, {64, 200, true}, {0, 64, true}, {128, 192, true}, {192, 200, true},
-		{16, 200, false}, {0, 100, false}, {64, 32, false}, {0, 256, false}, {-64, 64, false}} {
-		func() {
-			defer func() {
-				msg := recover()
-				if tc.ok && msg != nil {
-					t.Errorf("Columns(%d, %d) panicked: %v", tc.j0, tc.j1, msg)
-				}
-				if !tc.ok && !strings.Contains(fmt.Sprint(msg), "multiples of 64") {
-					t.Errorf("Columns(%d, %d): panic %v, want one naming the column blocks", tc.j0, tc.j1, msg)
-				}
-			}()
-			if n, _ := w.Columns(tc.j0, tc.j1).Dims(); n != tc.j1-tc.j0 {
-				t.Errorf("Columns(%d, %d) has %d rows", tc.j0, tc.j1, n)
-			}
-		}()
-	}
 }
 
 func TestPackInt8Errors(t *testing.T) {
