@@ -136,7 +136,7 @@ func TestMalformedConfigs(t *testing.T) {
 		{"clip out of range", "task: {name: add}\ntrain:\n  clip_low: 1.5\n", nil, "c.yaml:3: train.clip_low: 1.5, want in (0, 1)"},
 		{"eval k", "task: {name: add}\neval:\n  k: -2\n", nil, "c.yaml:3: eval.k: -2, want in [1, eval.samples = 8]"},
 		{"pretrain share", "task: {name: add}\npretrain:\n  flawed_share: 1.5\n", nil, "c.yaml:3: pretrain.flawed_share: 1.5, want in [0, 1)"},
-		{"unknown model", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: "huge", unknown model size (known: small, tiny)`},
+		{"unknown model", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: "huge", unknown model size (known: medium, small, tiny)`},
 		{"missing checkpoint", "task: {name: add}\ncheckpoint: nowhere\n", nil, "c.yaml:2: checkpoint: nowhere is not a checkpoint directory"},
 		{"checkpoint without config", "task: {name: add}\ncheckpoint: ckpt\n", nil, "checkpoint: ckpt is not a checkpoint directory"},
 		{"empty ablate axis", "task: {name: add}\nablate:\n  train.lr: []\n", nil, "c.yaml:3: ablate.train.lr: empty axis"},

@@ -84,7 +84,7 @@ func TestModelErrors(t *testing.T) {
 		want      string
 		fieldKey  string // the *field.Error's key, if there is one
 	}{
-		{"unknown size", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: "huge", unknown model size (known: small, tiny)`, "model.size"},
+		{"unknown size", "task: {name: add}\nmodel: huge\n", nil, `c.yaml:2: model: "huge", unknown model size (known: medium, small, tiny)`, "model.size"},
 		{"unknown size in a mapping", "task: {name: add}\nmodel:\n  size: huge\n", nil, `c.yaml:3: model.size: "huge", unknown model size`, "model.size"},
 		{"heads do not divide dim", "task: {name: add}\nmodel:\n  size: tiny\n  heads: 5\n", nil, "c.yaml:4: model.heads: 5, must divide dim 128", "model.heads"},
 		{"odd head width", "task: {name: add}\nmodel: {dim: 120, heads: 8}\n", nil, "c.yaml:2: model.heads: 8, gives heads of width 15 = dim 120 / heads; rotary embeddings need an even width", "model.heads"},
