@@ -30,7 +30,10 @@ passrate_flags="--prompts $prompts --k 8 --iid-n 1,2,4,8 --shape 2,2,1,1 --score
 	echo "is pretrained on demonstrations whose search order is drawn uniformly at every choice, afresh"
 	echo "at every use (task.DemoSampler), so it learns the valid next steps as a spread distribution."
 	echo "The issue's target: greedy accuracy in 20–60% and a mean entropy of at least 0.3 nats a"
-	echo "position before the answer (the first line under each i.i.d. table)."
+	echo "position before the answer (the line \"i.i.d. responses: …\" under each task, followed by the"
+	echo "characters after which the entropy is highest). Read the entropy with pass@1 (\`iid(n=1)\`):"
+	echo "where pass@1 is far below the greedy accuracy, part of the entropy is the policy's uncertainty"
+	echo "about the task (moves it cannot make) rather than a spread over valid next steps."
 	for task in countdown_search dag_search; do
 		cfg=experiments/configs/$task.yaml
 		echo

@@ -85,3 +85,28 @@ func Example_path() {
 	// flawed: cga illegal_move
 	// fits the tiny model: true
 }
+
+// A search task draws a fresh demonstration at every call of DemoFor, its
+// choices uniform among the valid next steps, every one of them correct;
+// the prompt's Demo is one fixed draw.
+func ExampleDemoFor() {
+	dag, err := task.New("dag_search", task.DAGSearchParams{Layers: 3, Width: 2, MaxDeadEnds: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := dag.ParsePrompt("ab ac bd ce cf eg:a>g")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 5 {
+		d := task.DemoFor(dag, p, rng)
+		fmt.Printf("%-22q %s\n", d, dag.Verify(p, d).Reason)
+	}
+	// Output:
+	// "aceg:aceg"            correct
+	// "abd!;aceg:aceg"       correct
+	// "aceg:aceg"            correct
+	// "abd!;aceg:aceg"       correct
+	// "acf!;aceg:aceg"       correct
+}

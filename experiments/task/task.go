@@ -16,7 +16,9 @@
 //     out column by column (60 to 200 characters and more), a long
 //     reasoning chain with a few decisive characters;
 //   - "route" (RouteParams): a route through a larger graph written hop by
-//     hop with each node's neighbours, a decisive choice at each fork;
+//     hop with each node's neighbours, a decisive choice at each fork
+//     (not a usable test bed: the tiny and small policies pretrain to 0%,
+//     results/treerl.md; dag_search is the graph task with a base policy);
 //   - "chain" (ChainParams): a chain of one-digit additions and
 //     subtractions worked out one step at a time, each step rewriting the
 //     operations still to do (77 to 119 characters with the defaults), a
