@@ -141,10 +141,12 @@ func (c Check) SmallestEffect() float64 {
 }
 
 // Same reports whether two checks test the same thing: every field but
-// the words of the claim agree (a check with a new margin, point or
-// family is another check).
+// the words of the claim and the planning figures (Effect, PilotSD), which
+// change how many seeds a design runs, not what it tests, agree (a check
+// with a new margin, point or family is another check).
 func (c Check) Same(d Check) bool {
 	c.Claim, d.Claim = "", ""
+	c.Effect, d.Effect, c.PilotSD, d.PilotSD = 0, 0, 0, 0
 	c.Family, d.Family = c.InFamily(), d.InFamily()
 	return c == d
 }

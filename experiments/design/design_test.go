@@ -60,6 +60,11 @@ func TestSameAndDefaults(t *testing.T) {
 	if !c.Same(named) || c.InFamily() != Primary || c.SmallestEffect() != 0.03 {
 		t.Errorf("a claim's words or the default family make another check")
 	}
+	planned := c
+	planned.Effect, planned.PilotSD = 0.05, 0.02
+	if !c.Same(planned) {
+		t.Errorf("a check with its planning figures (effect, pilot SD) is another check")
+	}
 	other := c
 	other.Margin = 0.02
 	if c.Same(other) {
