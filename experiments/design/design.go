@@ -254,6 +254,9 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 		if c.At == "" {
 			return fail(key+".at", "empty: give final, step:N, tokens:T, train_flops:F or mean")
 		}
+		if c.At != "mean" && slices.Contains(meanOnly, c.Metric) {
+			return fail(key+".at", "%q: %s is a run's whole-run figure, read only at mean", c.At, c.Metric)
+		}
 		if c.At != "mean" && parseAt != nil {
 			if err := parseAt(c.At); err != nil {
 				return fail(key+".at", "%v", err)
@@ -266,6 +269,10 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 	}
 	return nil
 }
+
+// meanOnly lists the metrics a report derives from a whole run, which a
+// check reads only at "mean": no step, token mark or run's end has them.
+var meanOnly = []string{"steps", "wall_s", "share/gen_time", "share/gen_flops"}
 
 // PremiseOf returns the premise a check rests on, and whether it has one.
 func (d Design) PremiseOf(c Check) (Premise, bool) {

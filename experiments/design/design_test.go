@@ -27,6 +27,7 @@ func TestValidate(t *testing.T) {
 		{"margin", func(d *Design) { d.Checks[0].Margin = -1 }, "checks[0].margin: -1: want ≥ 0"},
 		{"point", func(d *Design) { d.Checks[0].At = "later" }, "checks[0].at: bad point later"},
 		{"no point", func(d *Design) { d.Checks[0].At = "" }, "checks[0].at: empty"},
+		{"wall time at a point", func(d *Design) { d.Checks[0].Metric = "wall_s" }, `checks[0].at: "final": wall_s is a run's whole-run figure, read only at mean`},
 		{"twice", func(d *Design) { d.Checks = append(d.Checks, ok) }, `checks[1]: check "v eval/acc final" is declared twice`},
 		{"premise twice", func(d *Design) { d.Premises = []Premise{{Name: "p"}, {Name: "p"}} }, `premises[1].name: premise "p" is declared twice`},
 	}
