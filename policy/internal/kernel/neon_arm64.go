@@ -95,13 +95,43 @@ func ntNEON(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 		ntGeneric(c, ldc, a, lda, b, ldb, m, n, k, acc)
 		return
 	}
+	ntRowsNEON(c, ldc, a, lda, b, ldb, m, n, k, nt1x4NEON, func(ci []float32, j int, v float32) {
+		put(ci, j, v, acc)
+	})
+}
+
+// ntI8NEON is MatMulNTInt8's product with ntI8x4NEON: the 16-lane sums of
+// ntI8Generic, then the same scaling.
+func ntI8NEON(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		ntI8Generic(c, ldc, a, lda, q, ldq, scale, m, n, k, acc)
+		return
+	}
+	ntRowsNEON(c, ldc, a, lda, q, ldq, m, n, k, ntI8x4NEON, func(ci []float32, j int, v float32) {
+		d := float32(v * scale[j])
+		if acc {
+			ci[j] += d
+		} else {
+			ci[j] = d
+		}
+	})
+}
+
+// ntRowsNEON runs a 1×4 NT kernel (nt1x4NEON or ntI8x4NEON) over every row
+// of a against the rows of b four at a time, the ragged end of k copied
+// zero-padded into buffers, and hands each sum to store(c's row, column,
+// sum). m, n and k are at least 1.
+func ntRowsNEON[T float32 | int8](c []float32, ldc int, a []float32, lda int, b []T, ldb int, m, n, k int, kern func(*neonNTArgs), store func(ci []float32, j int, v float32)) {
 	_ = a[(m-1)*lda+k-1]
 	_ = b[(n-1)*ldb+k-1]
 	_ = c[(m-1)*ldc+n-1]
 	full := k / lanes
 	tail := full * lanes
 	var at [lanes]float32
-	var bt [4][lanes]float32
+	var bt [4][lanes]T
 	var out [4]float32
 	p := neonNTArgs{nblk: full, out: &out}
 	if tail < k {
@@ -121,58 +151,9 @@ func ntNEON(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m,
 					copy(bt[r][:], b[j*ldb+tail:j*ldb+k])
 				}
 			}
-			nt1x4NEON(&p)
+			kern(&p)
 			for r := range min(4, n-j0) {
-				put(ci, j0+r, out[r], acc)
-			}
-		}
-	}
-}
-
-// ntI8NEON is MatMulNTInt8's product with ntI8x4NEON: the 16-lane sums of
-// ntI8Generic, then the same scaling.
-func ntI8NEON(c []float32, ldc int, a []float32, lda int, q []int8, ldq int, scale []float32, m, n, k int, acc bool) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		ntI8Generic(c, ldc, a, lda, q, ldq, scale, m, n, k, acc)
-		return
-	}
-	_ = a[(m-1)*lda+k-1]
-	_ = q[(n-1)*ldq+k-1]
-	_ = c[(m-1)*ldc+n-1]
-	full := k / lanes
-	tail := full * lanes
-	var at [lanes]float32
-	var bt [4][lanes]int8
-	var out [4]float32
-	p := neonNTArgs{nblk: full, out: &out}
-	if tail < k {
-		p.at, p.bt = &at[0], unsafe.Pointer(&bt)
-	}
-	for i := range m {
-		p.a = &a[i*lda]
-		if tail < k {
-			copy(at[:], a[i*lda+tail:i*lda+k])
-		}
-		ci := c[i*ldc : i*ldc+n]
-		for j0 := 0; j0 < n; j0 += 4 {
-			for r := range 4 {
-				j := min(j0+r, n-1)
-				p.b[r] = unsafe.Pointer(&q[j*ldq])
-				if tail < k {
-					copy(bt[r][:], q[j*ldq+tail:j*ldq+k])
-				}
-			}
-			ntI8x4NEON(&p)
-			for r := range min(4, n-j0) {
-				d := float32(out[r] * scale[j0+r])
-				if acc {
-					ci[j0+r] += d
-				} else {
-					ci[j0+r] = d
-				}
+				store(ci, j0+r, out[r])
 			}
 		}
 	}
