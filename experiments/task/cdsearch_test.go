@@ -66,32 +66,13 @@ func TestCountdownSearchDemos(t *testing.T) {
 		backtracked := 0
 		const n = 100
 		for i := range n {
-			p, err := tk.Prompt(Eval, 3, i)
-			if err != nil {
-				t.Fatalf("%+v: %v", params, err)
-			}
-			if v := tk.Verify(p, p.Demo); v.Reward != 1 {
-				t.Fatalf("%+v: demo %q of %q graded %+v", params, p.Demo, p.Text, v)
-			}
-			if d := strings.Count(p.Demo, "!"); d > params.MaxDeadEnds {
-				t.Errorf("%+v: demo %q has %d dead ends", params, p.Demo, d)
-			} else if d > 0 {
-				backtracked++
-			}
-			if len(p.Demo) > tk.MaxResponseLen() || len(p.Text) > tk.MaxPromptLen() {
-				t.Errorf("%+v: %q -> %q does not fit", params, p.Text, p.Demo)
-			}
+			p := checkSearchDemo(t, tk, i, params.MaxDeadEnds, &backtracked)
 			if SplitOf(p.Text) != Eval {
 				t.Errorf("prompt %q is not an eval prompt", p.Text)
 			}
 			again, _ := tk.Prompt(Eval, 3, i)
 			if again.Text != p.Text || again.Demo != p.Demo {
 				t.Errorf("prompt %d differs on a second draw", i)
-			}
-			for range 3 {
-				if f := tk.FlawedDemo(p, rand.New(rand.NewPCG(uint64(i), 9))); tk.Verify(p, f).Reward >= 1 || len(f) > tk.MaxResponseLen() {
-					t.Errorf("flawed demo %q of %q is right or too long", f, p.Text)
-				}
 			}
 		}
 		if params.MaxDeadEnds > 0 && backtracked < n/5 {
@@ -141,4 +122,34 @@ func TestCountdownSearchParams(t *testing.T) {
 	if err != nil || p.Demo != "" {
 		t.Errorf("unreachable target: demo %q, error %v; want no demo, no error", p.Demo, err)
 	}
+}
+
+// checkSearchDemo draws eval prompt i of a task that writes a search out
+// and checks its demonstration (graded right, at most maxDeadEnds dead
+// ends marked "!", counted in backtracked when it has any; prompt and demo
+// within the task's limits) and three flawed demonstrations (graded wrong,
+// within the limit). It returns the prompt.
+func checkSearchDemo(t *testing.T, tk Task, i, maxDeadEnds int, backtracked *int) Prompt {
+	t.Helper()
+	p, err := tk.Prompt(Eval, 3, i)
+	if err != nil {
+		t.Fatalf("%s prompt %d: %v", tk.Name(), i, err)
+	}
+	if v := tk.Verify(p, p.Demo); v.Reward != 1 {
+		t.Fatalf("%s: demo %q of %q graded %+v", tk.Name(), p.Demo, p.Text, v)
+	}
+	if d := strings.Count(p.Demo, "!"); d > maxDeadEnds {
+		t.Errorf("%s: demo %q has %d dead ends, want ≤ %d", tk.Name(), p.Demo, d, maxDeadEnds)
+	} else if d > 0 {
+		*backtracked++
+	}
+	if len(p.Demo) > tk.MaxResponseLen() || len(p.Text) > tk.MaxPromptLen() {
+		t.Errorf("%s: %q -> %q does not fit", tk.Name(), p.Text, p.Demo)
+	}
+	for range 3 {
+		if f := tk.FlawedDemo(p, rand.New(rand.NewPCG(uint64(i), 9))); tk.Verify(p, f).Reward >= 1 || len(f) > tk.MaxResponseLen() {
+			t.Errorf("%s: flawed demo %q of %q is right or too long", tk.Name(), f, p.Text)
+		}
+	}
+	return p
 }

@@ -1,7 +1,6 @@
 package task
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -59,29 +58,10 @@ func TestDAGSearchDemos(t *testing.T) {
 		backtracked := 0
 		const n = 100
 		for i := range n {
-			p, err := tk.Prompt(Eval, 3, i)
-			if err != nil {
-				t.Fatalf("%+v: %v", params, err)
-			}
-			if v := tk.Verify(p, p.Demo); v.Reward != 1 {
-				t.Fatalf("%+v: demo %q of %q graded %+v", params, p.Demo, p.Text, v)
-			}
-			if d := strings.Count(p.Demo, "!"); d > params.MaxDeadEnds {
-				t.Errorf("%+v: demo %q has %d dead ends", params, p.Demo, d)
-			} else if d > 0 {
-				backtracked++
-			}
-			if len(p.Demo) > tk.MaxResponseLen() || len(p.Text) > tk.MaxPromptLen() {
-				t.Errorf("%+v: %q -> %q does not fit", params, p.Text, p.Demo)
-			}
+			p := checkSearchDemo(t, tk, i, params.MaxDeadEnds, &backtracked)
 			q, _ := tk.parse(p.Text)
 			if reach, routes := q.reachesGoal(); !reach[q.start] || routes < 2 {
 				t.Errorf("%q: %d routes to the goal, want ≥ 2", p.Text, routes)
-			}
-			for range 3 {
-				if f := tk.FlawedDemo(p, rand.New(rand.NewPCG(uint64(i), 9))); tk.Verify(p, f).Reward >= 1 || len(f) > tk.MaxResponseLen() {
-					t.Errorf("flawed demo %q of %q is right or too long", f, p.Text)
-				}
 			}
 		}
 		if params.MaxDeadEnds > 0 && backtracked < n/4 {
