@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rollout-rl/rollout/search/record"
 	"github.com/rollout-rl/rollout/search/record/codec"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report"
@@ -622,7 +623,9 @@ func intParam(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
-func (h *Handler) groups(st *tracking.Store, r *http.Request) (any, error) {
+// stepGroups returns the groups of the request's run ({id}) and step
+// (?step=), none for a step without groups; an unknown run is an error.
+func stepGroups(st *tracking.Store, r *http.Request) ([]record.Group, error) {
 	step, err := intParam(r, "step")
 	if err != nil {
 		return nil, err
@@ -633,6 +636,14 @@ func (h *Handler) groups(st *tracking.Store, r *http.Request) (any, error) {
 	}
 	gs, err := st.Groups(id, step)
 	if err != nil && !errors.Is(err, tracking.ErrNotFound) {
+		return nil, err
+	}
+	return gs, nil
+}
+
+func (h *Handler) groups(st *tracking.Store, r *http.Request) (any, error) {
+	gs, err := stepGroups(st, r)
+	if err != nil {
 		return nil, err
 	}
 	b := []byte{'['}
@@ -715,16 +726,8 @@ type Sample struct {
 // samples answers /api/runs/{id}/steps/{step}/samples: every response the
 // step sampled, group by group.
 func (h *Handler) samples(st *tracking.Store, r *http.Request) (any, error) {
-	step, err := intParam(r, "step")
+	gs, err := stepGroups(st, r)
 	if err != nil {
-		return nil, err
-	}
-	id := r.PathValue("id")
-	if _, err := st.Run(id); err != nil {
-		return nil, err
-	}
-	gs, err := st.Groups(id, step)
-	if err != nil && !errors.Is(err, tracking.ErrNotFound) {
 		return nil, err
 	}
 	out := []Sample{}
