@@ -392,7 +392,7 @@ func TestTaskParams(t *testing.T) {
 		{[]string{"show", "countdown", "--param", "numbers"}, 2, `--param "numbers": want key=value`},
 		{[]string{"show", "countdown", "--param", "numbers=9"}, 2, "numbers"},
 		{[]string{"show", "add", "--config", cfg}, 2, "has task countdown: give one"},
-		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, route, chain, countdown_search, dag_search, jsonl) or give --config FILE"},
+		{[]string{"show"}, 2, "name a TASK (add, countdown, path, long_add, chain, countdown_search, dag_search, jsonl) or give --config FILE"},
 		// a pattern starting with # (a YAML comment) is the string as given
 		{append(jsonl, "--param", `pattern=#### (\S+)`, "--response", "so #### 2"), 0, `{"reward":1,"reason":"correct","answer":"2"}`},
 		{append(jsonl, "--param", `pattern='#### (\S+)'`, "--response", "so #### 3"), 0, `"reason":"wrong_answer","answer":"3"`},

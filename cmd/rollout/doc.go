@@ -95,8 +95,8 @@
 // --param key=value (repeatable) sets a task parameter by its config name (add: digits,
 // scratchpad; countdown: numbers, min_number, max_number, min_target,
 // max_target; path: nodes, route_len, extra_edges, allow_revisit,
-// length_shaping; long_add: min_digits, max_digits, rewrite; route: nodes,
-// route_len, forks, extra_edges; chain: min_ops, max_ops); --config FILE takes the task and its parameters from an experiment
+// length_shaping; long_add: min_digits, max_digits, rewrite; chain: min_ops,
+// max_ops); --config FILE takes the task and its parameters from an experiment
 // config's first variant, and --param then overrides them. A prompt must fit the task's
 // parameters: the default countdown gives 3 numbers, so the 4-number prompt above needs
 // --param numbers=4.
@@ -107,7 +107,7 @@
 // wrong first move leads into a dead end: ab ac bd ce cf dg:a>g → abdg). Train and eval
 // prompts are disjoint (a hash of the prompt text decides its split).
 //
-// Three long-reasoning tasks give tree search room: long responses of mostly predictable
+// Two long-reasoning tasks give tree search room: long responses of mostly predictable
 // characters with a few decisive ones in the middle, where forks are allowed (before the
 // answer start), and flawed demonstrations whose mistakes sit there too.
 //
@@ -124,16 +124,6 @@
 //     digits are not graded. Flawed demonstrations slip once in a column drawn uniformly — a
 //     miscopied digit, a forgotten carry, a column sum off by one — and carry the slip through
 //     to a consistent wrong answer (one in ten slips an answer digit instead).
-//   - route (nodes 22, route_len 10, forks 3, extra_edges 2): a route through a graph
-//     of 15–26 nodes, written hop by hop, each hop the node, its neighbours in alphabetical
-//     order and the move: ab ac bd ce cf dg:a>g → a:bc>b;b:ad>d;d:bg>g (71–73 characters
-//     with the defaults). Dead-end branches, at least two nodes deep where there are nodes to
-//     spare, hang off forks route nodes (the start always among them), so the move at each
-//     fork is the decisive choice and the neighbour lists are long predictable stretches. The
-//     route must start at the start, follow edges, never revisit and end at the goal; the answer
-//     starts after the hop that reaches the goal. Flawed demonstrations take a wrong turn at any
-//     fork (then stop, jump to the goal or step back: a revisit), skip a node, or list a node
-//     that is not a neighbour and move to it.
 //   - chain (min_ops 6, max_ops 8): a chain of additions and subtractions of one-digit
 //     numbers to a two-digit start, the running value staying in 10–99, worked one operation at
 //     a time, each step the chain so far rewritten with its first operation done (the value,
@@ -148,7 +138,7 @@
 //     an operation still to do miscopied — and carry the slip through to a consistent wrong
 //     result.
 //
-// The three need a longer max_seq than tiny's 64 (see model: in experiments/config/README.md);
+// The two need a longer max_seq than tiny's 64 (see model: in experiments/config/README.md);
 // experiments/configs/long_add.yaml compares flat sampling and entropy-guided tree search
 // on long_add, experiments/configs/chain.yaml on chain.
 //

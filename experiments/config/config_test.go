@@ -123,6 +123,7 @@ func TestMalformedConfigs(t *testing.T) {
 		{"wrong type task param", "task:\n  name: add\n  params: {digits: [1]}\n", nil, "c.yaml:3"},
 		{"missing task", "train: {steps: 2}\n", nil, "task.name: required"},
 		{"unknown task", "task: {name: sudoku}\n", nil, `c.yaml:1: task.name: unknown task "sudoku"`},
+		{"retired task", "task: {name: route, params: {forks: 3}}\n", nil, `c.yaml:1: task.name: unknown task "route" (want one of add,`},
 		{"task param out of range", "task:\n  name: add\n  params: {digits: 40}\n", nil, "c.yaml:3: task.params: add: digits = 40"},
 		{"unknown strategy", "task: {name: add}\nrollout:\n  strategy: beam\n", nil, `c.yaml:3: rollout.strategy: unknown strategy "beam"`},
 		{"unknown strategy param", "task: {name: add}\nrollout:\n  strategy: flat\n  params: {m: 3}\n", nil, `c.yaml:4: rollout.params.m: flat: unknown parameter "m" (known: n)`},

@@ -99,16 +99,6 @@ func FuzzVerifyLongAddRewrite(f *testing.F) {
 		}, nasty...))
 }
 
-func FuzzVerifyRoute(f *testing.F) {
-	tk, _ := New("route", RouteParams{Nodes: 8, RouteLen: 3, Forks: 1, ExtraEdges: 1})
-	fuzzVerify(f, tk,
-		[]string{"ab ac bd ce cf dg:a>g", "ab cd:a>d", "ab:a>a", ":a>b", "aa:a>b", "ab ba:a>b", "ab ac bd ce cf dg:z>g"},
-		append([]string{
-			"a:bc>b;b:ad>d;d:bg>g", "a:bc>c;c:aef>f", "a:bc>b;;b:ad>d", "a:bc>b;", "a:>b", ":>", ";", ">;:",
-			"a:bc>z", "a:c>c;c:>a;a:>b;b:>d;d:>g", "a:bc>b;d:bg>g",
-		}, nasty...))
-}
-
 func FuzzVerifyChain(f *testing.F) {
 	tk, _ := New("chain", ChainParams{MinOps: 2, MaxOps: 4})
 	fuzzVerify(f, tk,

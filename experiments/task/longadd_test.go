@@ -195,7 +195,7 @@ func TestFlawedBeforeAnswer(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		params any
-	}{{"long_add", nil}, {"long_add", LongAddParams{MinDigits: 6, MaxDigits: 8}}, {"route", nil}, {"chain", nil}} {
+	}{{"long_add", nil}, {"long_add", LongAddParams{MinDigits: 6, MaxDigits: 8}}, {"chain", nil}} {
 		name := c.name
 		tk, err := New(name, c.params)
 		if err != nil {

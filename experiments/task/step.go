@@ -35,8 +35,5 @@ func (t *Path) StepEnds() string { return "" }
 // StepEnds implements Stepper: one column worked out ("3251+1246:1+6+0>07 ").
 func (t *LongAdd) StepEnds() string { return " " }
 
-// StepEnds implements Stepper: one hop ("g:hi>i;").
-func (t *Route) StepEnds() string { return ";" }
-
 // StepEnds implements Stepper: one operation rewritten ("77-3=74+8 ").
 func (t *Chain) StepEnds() string { return " " }

@@ -5,7 +5,7 @@ import "testing"
 // Every bundled task says what its step is, and a task that does not gets
 // the default.
 func TestStepEnds(t *testing.T) {
-	for name, want := range map[string]string{"add": " ", "countdown": "", "path": "", "long_add": " ", "route": ";", "chain": " ", "countdown_search": ",;", "dag_search": ""} {
+	for name, want := range map[string]string{"add": " ", "countdown": "", "path": "", "long_add": " ", "chain": " ", "countdown_search": ",;", "dag_search": ""} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,7 @@
 // demonstrations for supervised pretraining, and verifiers that grade any
 // response string with a reward in [0, 1] and a reason.
 //
-// Eight tasks are bundled, each built from its own parameters:
+// Seven tasks are bundled, each built from its own parameters:
 //
 //   - "add" (AddParams): addition of n-digit numbers, with an optional carry
 //     scratchpad before the answer;
@@ -15,10 +15,6 @@
 //   - "long_add" (LongAddParams): addition of many-digit numbers written
 //     out column by column (60 to 200 characters and more), a long
 //     reasoning chain with a few decisive characters;
-//   - "route" (RouteParams): a route through a larger graph written hop by
-//     hop with each node's neighbours, a decisive choice at each fork
-//     (not a usable test bed: the tiny and small policies pretrain to 0%,
-//     results/treerl.md; dag_search is the graph task with a base policy);
 //   - "chain" (ChainParams): a chain of one-digit additions and
 //     subtractions worked out one step at a time, each step rewriting the
 //     operations still to do (77 to 119 characters with the defaults), a
@@ -38,7 +34,7 @@
 // order for every demonstration, so the base policy learns the choices as
 // a spread distribution.
 //
-// A ninth, "jsonl" (JSONLParams), reads its prompts and reference answers
+// An eighth, "jsonl" (JSONLParams), reads its prompts and reference answers
 // from a file and grades responses exactly, numerically or through a
 // regular expression.
 //
@@ -195,7 +191,7 @@ func SplitOf(text string) Split {
 // Names lists the bundled tasks, whose prompts are generated from their
 // parameters alone.
 func Names() []string {
-	return []string{"add", "countdown", "path", "long_add", "route", "chain", "countdown_search", "dag_search"}
+	return []string{"add", "countdown", "path", "long_add", "chain", "countdown_search", "dag_search"}
 }
 
 // AllNames lists every task New builds: the bundled ones and "jsonl".
@@ -203,7 +199,7 @@ func AllNames() []string { return append(Names(), "jsonl") }
 
 // DefaultParams returns the default parameters of the named task, as a
 // pointer to the task's Params struct (*AddParams, *CountdownParams,
-// *PathParams, *LongAddParams, *RouteParams, *ChainParams, *CountdownSearchParams, *DAGSearchParams or *JSONLParams), for a config loader to decode into (keys left out keep
+// *PathParams, *LongAddParams, *ChainParams, *CountdownSearchParams, *DAGSearchParams or *JSONLParams), for a config loader to decode into (keys left out keep
 // their defaults) before passing it to New.
 func DefaultParams(name string) (any, error) {
 	switch name {
@@ -222,9 +218,6 @@ func DefaultParams(name string) (any, error) {
 	case "long_add":
 		p := DefaultLongAddParams()
 		return &p, nil
-	case "route":
-		p := DefaultRouteParams()
-		return &p, nil
 	case "chain":
 		p := DefaultChainParams()
 		return &p, nil
@@ -240,7 +233,7 @@ func DefaultParams(name string) (any, error) {
 
 // New builds the named task. params is nil for the defaults, or the task's
 // Params struct (AddParams, CountdownParams, PathParams, LongAddParams,
-// RouteParams, ChainParams, CountdownSearchParams, DAGSearchParams or JSONLParams), by value or by pointer; invalid parameters
+// ChainParams, CountdownSearchParams, DAGSearchParams or JSONLParams), by value or by pointer; invalid parameters
 // are an error naming the field. "jsonl" reads its file here.
 func New(name string, params any) (Task, error) {
 	switch name {
@@ -274,12 +267,6 @@ func New(name string, params any) (Task, error) {
 			return nil, err
 		}
 		return NewLongAdd(p)
-	case "route":
-		p := DefaultRouteParams()
-		if err := takeParams(name, params, &p); err != nil {
-			return nil, err
-		}
-		return NewRoute(p)
 	case "chain":
 		p := DefaultChainParams()
 		if err := takeParams(name, params, &p); err != nil {

@@ -29,8 +29,6 @@ func allTasks(t testing.TB) []Task {
 		{"path", PathParams{Nodes: 4, RouteLen: 2, ExtraEdges: 0}},
 		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 30}},
 		{"long_add", LongAddParams{MinDigits: 2, MaxDigits: 5, Rewrite: true}},
-		{"route", RouteParams{Nodes: 26, RouteLen: 12, Forks: 5, ExtraEdges: 6}},
-		{"route", RouteParams{Nodes: 6, RouteLen: 3, Forks: 2, ExtraEdges: 0}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 2}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 12}},
 		{"chain", ChainParams{MinOps: 2, MaxOps: 12, Detours: 8}},
@@ -53,7 +51,7 @@ func allTasks(t testing.TB) []Task {
 // defaults: the short tasks fit the tiny model's 64 positions, the long
 // ones the max_seq their example configs give.
 func TestDefaultsFit(t *testing.T) {
-	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "route": 160, "chain": 160, "countdown_search": 160, "dag_search": 160} {
+	for name, maxSeq := range map[string]int{"add": 64, "countdown": 64, "path": 64, "long_add": 160, "chain": 160, "countdown_search": 160, "dag_search": 160} {
 		tk, err := New(name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -62,7 +60,7 @@ func TestDefaultsFit(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if len(Names()) != 8 {
+	if len(Names()) != 7 {
 		t.Errorf("Names() = %v: a task without a length check here", Names())
 	}
 	tk, err := New("add", AddParams{Digits: 12, Scratchpad: true})
@@ -81,6 +79,7 @@ func TestNewErrors(t *testing.T) {
 		want   string // in the error
 	}{
 		{"sub", nil, `unknown task "sub"`},
+		{"route", nil, `unknown task "route"`}, // retired: its base policies stayed at 0%
 		{"add", CountdownParams{}, "parameters of type task.CountdownParams"},
 		{"add", AddParams{Digits: 0}, "digits = 0"},
 		{"add", AddParams{Digits: 19}, "digits = 19"},
