@@ -26,7 +26,8 @@ import (
 // The buffers a function keeps for its backward pass, and the gradient
 // buffers it hands to spago (which copies them), come from the model's
 // bufPool and go back to it at the end of the backward pass: a graph is
-// back-propagated once (as Trainer.Step does).
+// back-propagated once (as Trainer.Step does). A graph that is not
+// back-propagated gives them back through release (see forwardPass).
 
 // data returns the float32 slice behind a spago tensor.
 func data(t mat.Tensor) []float32 { return mat.Data[float32](t.Value()) }
@@ -94,6 +95,33 @@ func giveGrad(t mat.Tensor, rows, cols int, g []float32, pool *bufPool) {
 	}
 }
 
+// releaser is a function of the forward pass that keeps pooled buffers for
+// its backward pass: release gives them back to the pool when no backward
+// pass will run (a forward pass whose values alone are wanted). After
+// release the function's output may no longer be read.
+type releaser interface{ release() }
+
+// forwardPass collects the functions of one forward pass, so that a pass
+// that is not back-propagated can release them all. A nil *forwardPass
+// collects nothing (a pass that Backward will release).
+type forwardPass struct{ fns []releaser }
+
+// add registers f and returns it.
+func (fp *forwardPass) add(f releaser) releaser {
+	if fp != nil {
+		fp.fns = append(fp.fns, f)
+	}
+	return f
+}
+
+// release gives back every buffer the pass's functions keep.
+func (fp *forwardPass) release() {
+	for _, f := range fp.fns {
+		f.release()
+	}
+	fp.fns = nil
+}
+
 // embedding looks up the rows of the embedding matrix for the given ids.
 type embedding struct {
 	table *nn.Param
@@ -134,6 +162,11 @@ func (f *embedding) Backward(gy mat.Tensor) error {
 	f.pool.put(g, f.out)
 	f.out = nil
 	return nil
+}
+
+func (f *embedding) release() {
+	f.pool.put(f.out)
+	f.out = nil
 }
 
 // rmsNorm is y = x / sqrt(mean(x²) + eps) ∘ w, row by row.
@@ -180,6 +213,11 @@ func (f *rmsNorm) Backward(gy mat.Tensor) error {
 	return nil
 }
 
+func (f *rmsNorm) release() {
+	f.pool.put(f.inv)
+	f.inv = nil
+}
+
 // rmsNormBackward sets gx to the gradient of RMSNorm's input x (weight w,
 // 1/rms per row inv) for the output gradient g, plus res if res is not nil
 // (a residual gradient), and returns the weight's gradient, summed over
@@ -218,6 +256,8 @@ type sublayer interface {
 	// backward sets gh to the gradient of h for the output gradient g,
 	// accumulates the parameters' gradients and releases what forward kept.
 	backward(gh, g, h []float32)
+	// release gives back what forward kept, when no backward pass runs.
+	release()
 }
 
 // block is one residual sub-layer of the transformer, y = x + f(RMSNorm(x)),
@@ -255,11 +295,29 @@ func (b *block) Forward() (mat.Tensor, error) {
 		}
 	})
 	b.f.forward(b.y, b.h)
+	// The normalised input is not kept for the backward pass, which
+	// computes it again from x (normalise): the same bits, for one more
+	// pass over a [rows, dim] matrix instead of holding it through the
+	// forward and backward passes of every later block.
+	b.pool.put(b.h)
+	b.h = nil
 	return dense(rows, d, b.y), nil
+}
+
+// normalise sets h to RMSNorm(x) row by row, as Forward computed it.
+func (b *block) normalise(h, x []float32) {
+	d, w := b.dim, data(b.norm)
+	parallelFor(b.team, len(x)/d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			rmsNormRow(h[r*d:(r+1)*d], x[r*d:(r+1)*d], w, b.eps)
+		}
+	})
 }
 
 func (b *block) Backward(gy mat.Tensor) error {
 	x, g := data(b.x), data(gy)
+	b.h = b.pool.get(len(x))
+	b.normalise(b.h, x)
 	gh := b.pool.get(len(x))
 	b.f.backward(gh, g, b.h)
 	gx := b.pool.get(len(x))
@@ -273,6 +331,12 @@ func (b *block) Backward(gy mat.Tensor) error {
 	b.pool.put(gh, b.h, b.inv, g, b.y)
 	b.h, b.inv, b.y = nil, nil, nil
 	return nil
+}
+
+func (b *block) release() {
+	b.f.release()
+	b.pool.put(b.h, b.inv, b.y)
+	b.h, b.inv, b.y = nil, nil, nil
 }
 
 // linear is y = x·Wᵀ with W stored [out, in].
@@ -319,7 +383,7 @@ type feedForward struct {
 	mm          products
 	w13         []float32 // [W1; W3], [2·hidden, dim]
 	gu          []float32 // [rows, 2·hidden]: x·W1ᵀ then x·W3ᵀ per row
-	act         []float32 // silu(gate) ∘ up, [rows, hidden]
+	act         []float32 // silu(gate) ∘ up, [rows, hidden], during a pass only
 }
 
 func (f *feedForward) params() []mat.Tensor { return []mat.Tensor{f.w1, f.w3, f.w2} }
@@ -333,13 +397,25 @@ func (f *feedForward) forward(y, x []float32) {
 	f.gu = f.pool.get(rows * 2 * hid)
 	f.mm.nt(f.gu, x, f.w13, rows, 2*hid, f.dim, false)
 	f.act = f.pool.get(rows * hid)
-	parallelFor(f.mm.team, rows, func(lo, hi int) {
+	f.product(f.act)
+	f.mm.nt(y, f.act, data(f.w2), rows, f.dim, hid, true)
+	// The product is not kept for the backward pass, which computes it
+	// again from the gate and up projections (product): the same bits,
+	// for one elementwise pass instead of a [rows, hidden] buffer per layer
+	// held through the passes of every later layer.
+	f.pool.put(f.act)
+	f.act = nil
+}
+
+// product sets act to silu(gate) ∘ up from f.gu, row by row.
+func (f *feedForward) product(act []float32) {
+	hid := f.hidden
+	parallelFor(f.mm.team, len(act)/hid, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			gu := f.gu[r*2*hid : (r+1)*2*hid]
-			siluMul(f.act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
+			siluMul(act[r*hid:(r+1)*hid], gu[:hid], gu[hid:])
 		}
 	})
-	f.mm.nt(y, f.act, data(f.w2), rows, f.dim, hid, true)
 }
 
 // siluMul sets dst = silu(gate) ∘ up, silu(x) = x·σ(x).
@@ -348,6 +424,8 @@ func siluMul(dst, gate, up []float32) { kernel.SiLUMul(dst, gate, up) }
 func (f *feedForward) backward(gx, g, x []float32) {
 	rows := len(x) / f.dim
 	hid := f.hidden
+	f.act = f.pool.get(rows * hid)
+	f.product(f.act)
 	gw2 := f.pool.get(f.dim * hid)
 	f.mm.tn(gw2, g, f.act, f.dim, hid, rows, false)
 	gact := f.pool.get(rows * hid)
@@ -371,6 +449,11 @@ func (f *feedForward) backward(gx, g, x []float32) {
 	f.w13, f.gu, f.act = nil, nil, nil
 }
 
+func (f *feedForward) release() {
+	f.pool.put(f.w13, f.gu, f.act)
+	f.w13, f.gu, f.act = nil, nil, nil
+}
+
 // attention is causal multi-head self-attention with rotary position
 // embeddings: y = concat_h(softmax(q_h·k_hᵀ/√d_h + causal) · v_h)·Woᵀ, with
 // q = rope(x·Wqᵀ), k = rope(x·Wkᵀ), v = x·Wvᵀ. Wq, Wk and Wv are stacked
@@ -390,8 +473,8 @@ type attention struct {
 	wqkv  []float32 // [Wq; Wk; Wv], [3·dim, dim]
 	qkv   []float32 // [rows, 3·dim]: q and k after RoPE, v
 	mixed []float32 // concatenated head outputs, [rows, dim]
-	probs []float32 // per (sequence, head) a [len, len] block of attention weights
-	offs  []int     // where each (sequence, head) block starts in probs
+	probs []float32 // packed: per (chain, head) a block of attention weights
+	offs  []int     // where each (chain, head) block starts in probs
 }
 
 func (f *attention) params() []mat.Tensor {
@@ -445,26 +528,14 @@ func (f *attention) forward(y, x []float32) {
 		f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
 		return
 	}
-	f.offs = make([]int, len(f.lens)*nh+1)
-	for i := range len(f.lens) * nh {
-		n := f.lens[i/nh]
-		f.offs[i+1] = f.offs[i] + n*n
-	}
-	f.probs = f.pool.get(f.offs[len(f.offs)-1])
-	scale := float32(1 / math.Sqrt(float64(hd)))
 	ld := 3 * d
 	parallelFor(f.mm.team, len(f.lens)*nh, func(lo, hi int) {
+		var p []float32
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
-			n, o := f.lens[b], b*f.seqLen*ld+h*hd // q of the block at o, k at o+d, v at o+2d
-			p := f.probs[f.offs[i]:f.offs[i+1]]
-			causalRows(n, func(i0, i1 int) { // S = Q·Kᵀ, the keys up to the block's last query
-				kernel.MatMulNTStrided(p[i0*n:], n, f.qkv[o+i0*ld:], ld, f.qkv[o+d:], ld, i1-i0, i1, hd, false)
-			})
-			for t := 0; t < n; t++ {
-				softmaxScaled(p[t*n:t*n+t+1], scale)
-				clear(p[t*n+t+1 : (t+1)*n])
-			}
+			n, o := f.lens[b], b*f.seqLen*ld+h*hd // v of the block at o+2d
+			p = grow(p, n*n)
+			f.weights(p, b, h)
 			om := b*f.seqLen*d + h*hd
 			causalRows(n, func(i0, i1 int) { // O = P·V over the values up to i1
 				kernel.MatMulNNStrided(f.mixed[om+i0*d:], d, p[i0*n:], n, f.qkv[o+2*d:], ld, i1-i0, hd, i1, false)
@@ -472,6 +543,26 @@ func (f *attention) forward(y, x []float32) {
 		}
 	})
 	f.mm.nt(y, f.mixed, data(f.wo), rows, d, d, true)
+}
+
+// weights sets p ([n, n], n the length of sequence b) to head h's
+// attention weights over sequence b, softmax(q·kᵀ/√d_h + causal), from the
+// q and k in f.qkv. The forward pass does not keep them for the backward
+// pass, which computes them again, the same bits, from the same q and k:
+// one more Q·Kᵀ per head instead of [len, len] weights per sequence, head
+// and layer held through the passes of every later layer.
+func (f *attention) weights(p []float32, b, h int) {
+	d, hd := f.cfg.Dim, f.cfg.HeadDim()
+	ld := 3 * d
+	n, o := f.lens[b], b*f.seqLen*ld+h*hd // q of the block at o, k at o+d
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	causalRows(n, func(i0, i1 int) { // S = Q·Kᵀ, the keys up to the block's last query
+		kernel.MatMulNTStrided(p[i0*n:], n, f.qkv[o+i0*ld:], ld, f.qkv[o+d:], ld, i1-i0, i1, hd, false)
+	})
+	for t := 0; t < n; t++ {
+		softmaxScaled(p[t*n:t*n+t+1], scale)
+		clear(p[t*n+t+1 : (t+1)*n])
+	}
 }
 
 func (f *attention) backward(gx, g, x []float32) {
@@ -494,13 +585,14 @@ func (f *attention) backward(gx, g, x []float32) {
 		f.treeBackward(gqkv, gmixed)
 	}
 	parallelFor(f.mm.team, len(f.lens)*nh, func(lo, hi int) {
-		var gp []float32
+		var p, gp []float32
 		for i := lo; i < hi; i++ {
 			b, h := i/nh, i%nh
 			n, o, om := f.lens[b], b*f.seqLen*ld+h*hd, b*f.seqLen*d+h*hd
 			q, k, v := f.qkv[o:], f.qkv[o+d:], f.qkv[o+2*d:]
 			gq, gk, gv := gqkv[o:], gqkv[o+d:], gqkv[o+2*d:]
-			p := f.probs[f.offs[i]:f.offs[i+1]]
+			p = grow(p, n*n)
+			f.weights(p, b, h)
 			causalRows(n, func(j0, j1 int) { // dV = Pᵀ·dO over the queries from j0
 				kernel.MatMulTNStrided(gv[j0*ld:], ld, p[j0*n+j0:], n, gmixed[om+j0*d:], d, j1-j0, hd, n-j0, false)
 			})
@@ -533,6 +625,11 @@ func (f *attention) backward(gx, g, x []float32) {
 	giveGradCopy(f.wv, d, d, gw[2*d*d:], f.pool)
 	giveGrad(f.wo, d, d, gwo, f.pool)
 	f.pool.put(gw, gmixed, gqkv, f.wqkv, f.qkv, f.mixed, f.probs)
+	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
+}
+
+func (f *attention) release() {
+	f.pool.put(f.wqkv, f.qkv, f.mixed, f.probs)
 	f.wqkv, f.qkv, f.mixed, f.probs = nil, nil, nil, nil
 }
 
@@ -609,6 +706,11 @@ type tokenLogProbs struct {
 }
 
 func (f *tokenLogProbs) Operands() []mat.Tensor { return []mat.Tensor{f.logits} }
+
+func (f *tokenLogProbs) release() {
+	f.pool.put(f.probs)
+	f.probs = nil
+}
 
 // sources returns the fanout of the outputs with a target.
 func sources(src, targets []int, rows int) fanout {

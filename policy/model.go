@@ -195,6 +195,16 @@ func (b *Batch) Row(i, t int) int {
 	return i*b.SeqLen + t
 }
 
+// FreeBuffers drops the free buffers the model keeps for its training
+// passes (the activations and gradients of the last optimizer step, kept
+// for the next one) and returns how many bytes they held. Between updates
+// that are far apart — an RL step samples and evaluates between them —
+// holding them costs memory for the whole phase in between, and the
+// garbage collector, whose heap goal is twice the live heap, lets the
+// heap grow by as much again; dropped, the next pass allocates them anew.
+// No result depends on it: a pooled buffer's contents are undefined.
+func (m *Model) FreeBuffers() int64 { return 4 * int64(m.pool.drop()) }
+
 // Logits runs the differentiable forward pass and returns the next-token
 // logits of every row, a [rows, vocab] tensor; rows past a sequence's end
 // hold meaningless values.
@@ -206,7 +216,10 @@ func (m *Model) Logits(b *Batch) mat.Tensor {
 // Hidden runs the differentiable forward pass up to the final RMSNorm and
 // returns the [rows, dim] hidden states the output head reads: the features
 // a reward model or value head puts its own head on.
-func (m *Model) Hidden(b *Batch) mat.Tensor {
+func (m *Model) Hidden(b *Batch) mat.Tensor { return m.hidden(b, nil) }
+
+// hidden is Hidden, registering its functions with fp.
+func (m *Model) hidden(b *Batch, fp *forwardPass) mat.Tensor {
 	c := m.Config
 	ids, lens := b.ids, []int(nil)
 	if b.packed == nil {
@@ -217,14 +230,21 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 		}
 	}
 	eps := float32(c.NormEps)
-	var x mat.Tensor = ag.NewOperator(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool}).Run()
+	run := func(f interface {
+		ag.AutoGradFunction
+		releaser
+	}) mat.Tensor {
+		fp.add(f)
+		return ag.NewOperator(f).Run()
+	}
+	x := run(&embedding{table: m.Embed, ids: ids, dim: c.Dim, pool: m.pool})
 	for _, l := range m.Layers {
 		attn := &attention{wq: l.Wq, wk: l.Wk, wv: l.Wv, wo: l.Wo, cfg: c, rope: m.rope, seqLen: b.SeqLen, lens: lens, tree: b.packed, pool: m.pool, mm: m.products()}
-		x = ag.NewOperator(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: attn}).Run()
+		x = run(&block{x: x, norm: l.AttnNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: attn})
 		ffn := &feedForward{w1: l.W1, w3: l.W3, w2: l.W2, dim: c.Dim, hidden: c.Hidden, pool: m.pool, mm: m.products()}
-		x = ag.NewOperator(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: ffn}).Run()
+		x = run(&block{x: x, norm: l.FFNNorm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team, f: ffn})
 	}
-	return ag.NewOperator(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team}).Run()
+	return run(&rmsNorm{x: x, w: m.Norm, eps: eps, dim: c.Dim, pool: m.pool, team: m.team})
 }
 
 // TokenLogProbs returns, for every row, log p(next token) under
@@ -235,6 +255,25 @@ func (m *Model) Hidden(b *Batch) mat.Tensor {
 func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
 	src, targets := b.predictions()
 	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}).Run()
+}
+
+// TokenLogProbValues returns the values of TokenLogProbs(b, Logits(b),
+// temperature), one per row, from a forward pass that is not
+// back-propagated: the buffers the pass keeps for a backward pass go back
+// to the model's buffer pool as soon as the values are read, instead of
+// becoming garbage the size of a training step's activations (π_old's
+// log-probs before an update, then the update's own pass, reuse the same
+// buffers).
+func (m *Model) TokenLogProbValues(b *Batch, temperature float64) []float32 {
+	c := m.Config
+	var fp forwardPass
+	logits := ag.NewOperator(&linear{x: m.hidden(b, &fp), w: m.Head, in: c.Dim, out: c.VocabSize, pool: m.pool, mm: m.products()}).Run()
+	src, targets := b.predictions()
+	lp := &tokenLogProbs{logits: logits, src: src, targets: targets, vocab: c.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}
+	fp.add(lp)
+	out := data(ag.NewOperator(lp).Run())
+	fp.release()
+	return out
 }
 
 // TokenEntropies returns, in row Target(i, t) for every t < len(seq)−1,

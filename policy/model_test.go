@@ -551,3 +551,45 @@ func TestEngineWithCachesFromSamplesAsFresh(t *testing.T) {
 		t.Fatalf("an engine of max_position_embeddings %d took %d caches of %d", other.MaxSeq, len(e.free), testConfig.MaxSeq)
 	}
 }
+
+// TokenLogProbValues gives TokenLogProbs's values bit for bit, on a padded
+// and a packed batch, and gives the buffers its pass kept back to the
+// pool: a second pass takes them all from it again, and FreeBuffers then
+// empties it.
+func TestTokenLogProbValuesReleasesItsBuffers(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		m := randomModel(t, testConfig, 3)
+		seqs := randomSeqs(rand.New(rand.NewPCG(5, 5)), 6, 3, testConfig.MaxSeq, testConfig.VocabSize)
+		newBatch := m.NewBatch
+		if packed {
+			seqs = append(seqs, append(slices.Clone(seqs[0][:2]), 5, 6, 7)) // a shared prefix
+			newBatch = m.NewPackedBatch
+		}
+		b, err := newBatch(seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slices.Clone(data(m.TokenLogProbs(b, m.Logits(b), 0.7)))
+		// What the pass keeps includes every layer's gate and up projections.
+		kept := m.pool.pooled + b.Rows()*2*testConfig.Hidden*testConfig.Layers
+		var pooled int
+		for pass := range 2 {
+			got := m.TokenLogProbValues(b, 0.7)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("packed %v, pass %d: row %d: %g, want %g", packed, pass, i, got[i], want[i])
+				}
+			}
+			switch {
+			case pass == 0 && m.pool.pooled < kept:
+				t.Errorf("packed %v: the pass gave back %d floats, want at least %d", packed, m.pool.pooled, kept)
+			case pass == 1 && m.pool.pooled != pooled:
+				t.Errorf("packed %v: the second pass left %d floats in the pool, the first %d: it did not take the first's buffers", packed, m.pool.pooled, pooled)
+			}
+			pooled = m.pool.pooled
+		}
+		if n := m.FreeBuffers(); n != 4*int64(pooled) || m.pool.pooled != 0 || len(m.pool.free) != 0 {
+			t.Errorf("packed %v: FreeBuffers dropped %d bytes of %d, left %d floats", packed, n, 4*pooled, m.pool.pooled)
+		}
+	}
+}

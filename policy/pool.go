@@ -22,7 +22,8 @@ import (
 // of RL batches change from step to step), and trim, at the end of each
 // optimizer step, drops the buffers the step did not ask for, so that the
 // pool holds at most what one step used instead of filling up to its bound
-// with the size classes of past steps.
+// with the size classes of past steps; drop (Model.FreeBuffers) empties it
+// where the next step is far off, as between the updates of an RL run.
 type bufPool struct {
 	mu     sync.Mutex
 	free   map[int][][]float32 // by capacity, a size class
@@ -107,6 +108,22 @@ func (p *bufPool) trim() {
 		}
 	}
 	clear(p.used)
+}
+
+// drop empties the pool, leaving its free buffers to the garbage
+// collector (the next requests allocate), and returns how many floats
+// they held.
+func (p *bufPool) drop() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.pooled
+	clear(p.free)
+	clear(p.used)
+	p.pooled = 0
+	return n
 }
 
 // getZero returns a zeroed buffer of length n.

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"time"
 
@@ -375,6 +376,13 @@ func (l *Loop) train(d drawn) error {
 		var err error
 		if trainFLOPs, err = l.update(batch, m); err != nil {
 			return err
+		}
+		// The update's buffers wait for the next update through sampling,
+		// scoring and evaluations: dropped instead, and collected now, so
+		// that the collector's next heap goal (twice the live heap) follows
+		// what those phases hold rather than the update's peak.
+		if l.s.Policy.FreeBuffers() > 0 {
+			runtime.GC()
 		}
 	}
 	l.trainFLOPsCum += trainFLOPs
@@ -856,7 +864,7 @@ func (l *Loop) responseLogProbs(model *policy.Model, seqs [][]int, promptLens []
 			return nil, 0, fmt.Errorf("rl: %w", err)
 		}
 		flops += b.ForwardFLOPs(model.Config)
-		lp := mat.Data[float32](model.TokenLogProbs(b, model.Logits(b), temp).Value())
+		lp := model.TokenLogProbValues(b, temp)
 		for i := lo; i < hi; i++ {
 			s := seqs[i]
 			for t := promptLens[i]; t < len(s); t++ {

@@ -18,9 +18,10 @@ import (
 // then 4 samples each) before the first step, after the second and after
 // the fourth. Besides ns/op it reports peak-heap-MB, the highest live heap
 // (as the garbage collector measured it after each cycle) during the run,
-// which is what the process's resident memory follows (about twice the
-// live heap at the default GOGC): a change that makes runs hold more
-// memory shows here.
+// which is what the process's resident memory follows (the heap may grow
+// to twice the live heap between collections at the default GOGC; the
+// loop collects after each update, when the update's buffers are
+// dropped): a change that makes runs hold more memory shows here.
 func BenchmarkRunPeakHeap(b *testing.B) {
 	base, err := benchBase()
 	if err != nil {
