@@ -106,12 +106,11 @@ type releaser interface{ release() }
 // collects nothing (a pass that Backward will release).
 type forwardPass struct{ fns []releaser }
 
-// add registers f and returns it.
-func (fp *forwardPass) add(f releaser) releaser {
+// add registers f.
+func (fp *forwardPass) add(f releaser) {
 	if fp != nil {
 		fp.fns = append(fp.fns, f)
 	}
-	return f
 }
 
 // release gives back every buffer the pass's functions keep.
@@ -262,7 +261,8 @@ type sublayer interface {
 
 // block is one residual sub-layer of the transformer, y = x + f(RMSNorm(x)),
 // as one autograd function: the normalised input stays inside (a pooled
-// buffer) and x's gradient, g + RMSNorm'(∂f), is handed to spago once.
+// buffer during each pass, computed again for the backward pass) and x's
+// gradient, g + RMSNorm'(∂f), is handed to spago once.
 type block struct {
 	x    mat.Tensor
 	norm *nn.Param
