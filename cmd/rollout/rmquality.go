@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,13 +17,13 @@ import (
 )
 
 func newRMQualityCmd() *cobra.Command {
-	var sets []string
+	var sets, bodySets []string
 	var cache, out, dir string
 	var cfg rmquality.Config
 	var ns []int
 	var seeds []uint
 	cmd := &cobra.Command{
-		Use:   "rm-quality CONFIG --checkpoints DIR [--out FILE] [--steps 1500] [--every 250] [--n 1,2,4,8,16] [--seeds 1,2,3,4,5]",
+		Use:   "rm-quality CONFIG --checkpoints DIR [--out FILE] [--steps 1500] [--every 250] [--near-misses K] [--n 1,2,4,8,16] [--seeds 1,2,3,4,5]",
 		Short: "Best-of-N over reward-model quality: a ranking reward model's checkpoints, their within-prompt AUC and best-of-N accuracy",
 		Long: `Trains a reward model to order one prompt's candidates (a pairwise Bradley–Terry loss over
 the right and wrong samples the config's base policy drew for the same train prompt), keeps a
@@ -31,7 +32,10 @@ prompts, then measures best-of-N at answer time with each checkpoint as the sele
 policy's candidates on the config's eval prompts, one sweep per seed, as rollout ttc does).
 Prints (or writes to --out) the markdown report; the test-time compute report is untouched.
 With --evaluate the checkpoints already in DIR are measured again without training;
---measure-steps limits the answer-time sweeps to some checkpoints.`,
+--measure-steps limits the answer-time sweeps to some checkpoints. --near-misses K adds hard
+negatives (a right candidate with one character changed, graded wrong by the verifier);
+--validation measures the AUC on train-split prompts past those trained on (a pilot's
+validation set) instead of the eval split.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dir == "" {
@@ -69,8 +73,15 @@ With --evaluate the checkpoints already in DIR are measured again without traini
 			tm := team.New(0)
 			defer tm.Close()
 			m.SetTeam(tm)
+			var body *policy.Model
+			if len(bodySets) > 0 {
+				if body, cfg.Body, err = rmBody(cmd, args[0], append(slices.Clone(sets), bodySets...), cacheRoot, tok); err != nil {
+					return err
+				}
+				body.SetTeam(tm)
+			}
 			log := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "rm-quality:", s) }
-			res, err := rmquality.Run(cmd.Context(), m, tok, t, dir, cfg, log)
+			res, err := rmquality.Run(cmd.Context(), m, body, tok, t, dir, cfg, log)
 			if err != nil {
 				return err
 			}
@@ -89,12 +100,16 @@ With --evaluate the checkpoints already in DIR are measured again without traini
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
+	fl.StringArrayVar(&bodySets, "rm-body", nil, "the reward model's body is the base policy of the config with this override too (dotted.key=value, repeatable; e.g. pretrain.steps=2000), pretrained and cached like any base policy; default: the base policy itself")
 	fl.StringVar(&cache, "cache", "", "cache directory of the base policy (default $ROLLOUT_CACHE or the user cache dir)")
 	fl.StringVar(&dir, "checkpoints", "", "directory for the reward model's checkpoints (step-NNNNN/)")
 	fl.StringVar(&out, "out", "", "write the markdown report to this file (default: standard output)")
 	fl.IntVar(&cfg.TrainPrompts, "train-prompts", 1024, "train-split prompts whose samples the model trains on")
 	fl.IntVar(&cfg.HeldOutPrompts, "held-out-prompts", 256, "eval-split prompts of the within-prompt AUC")
 	fl.IntVar(&cfg.Samples, "samples", 16, "candidates sampled per prompt")
+	fl.IntVar(&cfg.NearMisses, "near-misses", 0, "near misses (one character of a right candidate changed, graded wrong by the verifier) added per right training candidate as hard negatives")
+	fl.BoolVar(&cfg.Validation, "validation", false, "held-out prompts from the train split past those trained on (a pilot's validation set; see --held-out-first) instead of the eval split")
+	fl.IntVar(&cfg.HeldOutFirst, "held-out-first", 0, "index of the first held-out prompt in its split")
 	fl.IntVar(&cfg.Rank.Steps, "steps", 1500, "optimizer steps")
 	fl.IntVar(&cfg.Rank.PromptsPerStep, "prompts-per-step", 8, "prompts per optimizer step")
 	fl.IntVar(&cfg.Rank.PerLabel, "per-label", 4, "right and wrong candidates per prompt and step, at most")
@@ -102,9 +117,34 @@ With --evaluate the checkpoints already in DIR are measured again without traini
 	fl.Float64Var(&cfg.Rank.BCE, "bce", 0, "weight of a pointwise binary cross-entropy term beside the pairwise loss")
 	fl.Uint64Var(&cfg.Rank.Seed, "seed", 1, "seed of the training order")
 	fl.IntVar(&cfg.Every, "every", 250, "steps between checkpoints")
+	fl.IntSliceVar(&cfg.Marks, "marks", nil, "the steps of the checkpoints instead of every --every steps (step 0 and the last are always kept)")
 	fl.IntSliceVar(&ns, "n", []int{1, 2, 4, 8, 16}, "candidates per prompt at answer time")
 	fl.UintSliceVar(&seeds, "seeds", []uint{1, 2, 3, 4, 5}, "answer-time seeds (prompts and streams)")
 	fl.IntSliceVar(&cfg.Measure, "measure-steps", nil, "checkpoint steps measured at answer time (default: every checkpoint)")
 	fl.BoolVar(&cfg.Evaluate, "evaluate", false, "no training: measure the checkpoints already in --checkpoints DIR (trained with the same flags)")
 	return cmd
+}
+
+// rmBody loads (pretraining and caching it if need be) the base policy of
+// the config at path with the overrides sets, as a reward model's body,
+// and says what it is; it must read tok's tokens.
+func rmBody(cmd *cobra.Command, path string, sets []string, cacheRoot string, tok *policy.Tokenizer) (*policy.Model, string, error) {
+	f, err := loadConfig(path, sets)
+	if err != nil {
+		return nil, "", err
+	}
+	c := f.Variants[0].Config
+	base, err := runner.BasePolicy(cmd.Context(), c, cacheRoot, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("rm-quality: the reward model's body: %w", err)
+	}
+	m, btok, err := policy.Load(base.Dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("rm-quality: the reward model's body: %w", err)
+	}
+	if btok.VocabSize() != tok.VocabSize() {
+		return nil, "", usageError{fmt.Errorf("rm-quality: --rm-body: a vocabulary of %d tokens, the policy's has %d", btok.VocabSize(), tok.VocabSize())}
+	}
+	p := c.Pretrain
+	return m, fmt.Sprintf("the body of a separately pretrained policy (%s, %d supervised steps at step size %g, pretraining seed %d; greedy accuracy %.3f on its %d held-out prompts)", p.Model, p.Steps, p.LR, p.Seed, base.Summary.EvalAcc, p.EvalPrompts), nil
 }

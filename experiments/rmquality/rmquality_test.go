@@ -25,6 +25,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no checkpoints", func(c *Config) { c.Every = 0 }, "checkpoints every"},
 		{"no seeds", func(c *Config) { c.Seeds = nil }, "no seeds"},
 		{"bad rank", func(c *Config) { c.Rank.BCE = -1 }, "bce"},
+		{"negative mark", func(c *Config) { c.Marks = []int{5, -5} }, "marks [5 -5]"},
+		{"negative near misses", func(c *Config) { c.NearMisses = -1 }, "-1 near misses"},
+		{"validation on trained prompts", func(c *Config) { c.Validation, c.HeldOutFirst = true, 3 }, "overlap the 4 trained on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := valid()
@@ -61,6 +64,35 @@ func TestWriteMarkdown(t *testing.T) {
 		"| 10 | 0.700 (3) | — | — | — |",
 		"| verifier (oracle) | — | — | — | 0.600 ± 0.000 |",
 		"Best-of-4 goes from 0.200 at step 0 to 0.450 at step 20",
+		"no near misses added",
+		"a checkpoint every 10 steps and at step 0",
+		"on 4 eval-split prompts × 4 samples",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "one measured checkpoint to the next") {
+		t.Errorf("two measured checkpoints: a trend table\n%s", out)
+	}
+
+	// A third measured checkpoint: the step-to-step table over trained
+	// checkpoints, paired over seeds; near misses and a validation set
+	// are described.
+	res.Checkpoints = append(res.Checkpoints, Checkpoint{Step: 30, AUC: 0.95, Prompts: 3, TTC: [][]rl.TTCPoint{sweep(0.6), sweep(0.5)}})
+	res.Config.NearMisses, res.NearMisses = 2, 7
+	res.Config.Marks = []int{10, 20}
+	res.Config.Validation, res.Config.HeldOutFirst = true, 100
+	b.Reset()
+	if err := WriteMarkdown(&b, res, "x"); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	for _, want := range []string{
+		"| 20 (0.900) | 30 (0.950) | +0.050 | +0.100 [-1.171, +1.371] |",
+		"and 7 near misses as hard negatives (up to 2 a right candidate",
+		"train-split prompts 100–103 (a validation set past the 4 trained on",
+		"checkpoints at steps 10 20 (fixed before the training), the last step and step 0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
@@ -76,5 +108,22 @@ func TestExistingNeedsCheckpoints(t *testing.T) {
 	var res Result
 	if err := existing(t.TempDir(), nil, &res, func(string) {}); err == nil || !strings.Contains(err.Error(), "no checkpoints") {
 		t.Errorf("empty directory: error %v", err)
+	}
+}
+
+func TestMark(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		step int
+		want bool
+	}{
+		{Config{Every: 10}, 20, true},
+		{Config{Every: 10}, 25, false},
+		{Config{Every: 10, Marks: []int{25, 100}}, 25, true},
+		{Config{Every: 10, Marks: []int{25, 100}}, 20, false},
+	} {
+		if got := tc.cfg.mark(tc.step); got != tc.want {
+			t.Errorf("every %d, marks %v: mark(%d) = %v, want %v", tc.cfg.Every, tc.cfg.Marks, tc.step, got, tc.want)
+		}
 	}
 }
