@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rollout-rl/rollout/experiments/reward"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/experiments/rmquality"
 	"github.com/rollout-rl/rollout/experiments/runner"
@@ -18,7 +19,7 @@ import (
 
 func newRMQualityCmd() *cobra.Command {
 	var sets, bodySets []string
-	var cache, out, dir string
+	var cache, out, dir, scoring string
 	var cfg rmquality.Config
 	var ns []int
 	var seeds []uint
@@ -54,6 +55,9 @@ validation set) instead of the eval split.`,
 			cfg.Seeds = nil
 			for _, s := range seeds {
 				cfg.Seeds = append(cfg.Seeds, uint64(s))
+			}
+			if cfg.Scoring, err = reward.ParseScoring(scoring); err != nil {
+				return usageError{fmt.Errorf("--scoring: %w", err)}
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
@@ -107,6 +111,7 @@ validation set) instead of the eval split.`,
 	fl.IntVar(&cfg.TrainPrompts, "train-prompts", 1024, "train-split prompts whose samples the model trains on")
 	fl.IntVar(&cfg.HeldOutPrompts, "held-out-prompts", 256, "eval-split prompts of the within-prompt AUC")
 	fl.IntVar(&cfg.Samples, "samples", 16, "candidates sampled per prompt")
+	fl.StringVar(&scoring, "scoring", "head", "how the reward model scores a response: head (a scalar head on EOS) or likelihood (the body's log-likelihood of the response; needs --bce 0)")
 	fl.IntVar(&cfg.NearMisses, "near-misses", 0, "near misses (one character of a right candidate changed, graded wrong by the verifier) added per right training candidate as hard negatives")
 	fl.BoolVar(&cfg.Validation, "validation", false, "held-out prompts from the train split past those trained on (a pilot's validation set; see --held-out-first) instead of the eval split")
 	fl.IntVar(&cfg.HeldOutFirst, "held-out-first", 0, "index of the first held-out prompt in its split")

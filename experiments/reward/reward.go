@@ -47,6 +47,9 @@ type Model struct {
 	Tokenizer *policy.Tokenizer
 	Weight    *nn.Param // [1, dim]: score.weight
 	Bias      *nn.Param // [1, 1]: score.bias ([1] in checkpoints)
+	// Scoring is how a response is scored: the head (the zero value) or
+	// the body's likelihood of it, in which case the head is unused.
+	Scoring Scoring
 }
 
 // NewModel returns a reward model whose body is a copy of base's weights
@@ -114,13 +117,22 @@ func (m *Model) Encode(prompt, response string) ([]int, error) {
 // scoreChunk is the number of sequences per forward pass when scoring.
 const scoreChunk = 128
 
-// ScoreTokens returns the logit of each token sequence (each normally
-// ending in EOS), read at its last position. Sequences are scored in
+// ScoreTokens returns the score of each token sequence (each normally
+// ending in EOS): the head's logit, read at its last position, or with
+// LikelihoodScore the body's log-likelihood of the response. Sequences are scored in
 // batches; a sequence's score does not depend on the others.
 func (m *Model) ScoreTokens(seqs [][]int) ([]float64, error) {
 	out := make([]float64, 0, len(seqs))
 	for lo := 0; lo < len(seqs); lo += scoreChunk {
 		chunk := seqs[lo:min(lo+scoreChunk, len(seqs))]
+		if m.Scoring == LikelihoodScore {
+			z, err := m.likelihoods(chunk)
+			if err != nil {
+				return nil, fmt.Errorf("reward model: score: %w", err)
+			}
+			out = append(out, z...)
+			continue
+		}
 		b, err := m.Body.NewBatch(chunk)
 		if err != nil {
 			return nil, fmt.Errorf("reward model: score: %w", err)
@@ -242,6 +254,9 @@ func (m *Model) ScoreFLOPs(n int) int64 {
 	c := m.Body.Config
 	head := 2 * int64(c.Dim) * int64(c.VocabSize)
 	var f int64
+	if m.Scoring == LikelihoodScore {
+		head = 0
+	}
 	for ctx := 1; ctx <= n; ctx++ {
 		f += c.ForwardFLOPs(ctx) - head
 	}

@@ -25,6 +25,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no checkpoints", func(c *Config) { c.Every = 0 }, "checkpoints every"},
 		{"no seeds", func(c *Config) { c.Seeds = nil }, "no seeds"},
 		{"bad rank", func(c *Config) { c.Rank.BCE = -1 }, "bce"},
+		{"likelihood with bce", func(c *Config) { c.Scoring, c.Rank.BCE = reward.LikelihoodScore, 0.2 }, "bce 0.2 with the likelihood"},
 		{"negative mark", func(c *Config) { c.Marks = []int{5, -5} }, "marks [5 -5]"},
 		{"negative near misses", func(c *Config) { c.NearMisses = -1 }, "-1 near misses"},
 		{"validation on trained prompts", func(c *Config) { c.Validation, c.HeldOutFirst = true, 3 }, "overlap the 4 trained on"},
@@ -66,6 +67,8 @@ func TestWriteMarkdown(t *testing.T) {
 		"Best-of-4 goes from 0.200 at step 0 to 0.450 at step 20",
 		"no near misses added",
 		"a checkpoint every 10 steps and at step 0",
+		"with a scalar head on EOS",
+		"at step 0 the head is zero",
 		"on 4 eval-split prompts × 4 samples",
 	} {
 		if !strings.Contains(out, want) {
@@ -82,6 +85,7 @@ func TestWriteMarkdown(t *testing.T) {
 	res.Checkpoints = append(res.Checkpoints, Checkpoint{Step: 30, AUC: 0.95, Prompts: 3, TTC: [][]rl.TTCPoint{sweep(0.6), sweep(0.5)}})
 	res.Config.NearMisses, res.NearMisses = 2, 7
 	res.Config.Marks = []int{10, 20}
+	res.Config.Scoring = reward.LikelihoodScore
 	res.Config.Validation, res.Config.HeldOutFirst = true, 100
 	b.Reset()
 	if err := WriteMarkdown(&b, res, "x"); err != nil {
@@ -93,6 +97,8 @@ func TestWriteMarkdown(t *testing.T) {
 		"and 7 near misses as hard negatives (up to 2 a right candidate",
 		"train-split prompts 100–103 (a validation set past the 4 trained on",
 		"checkpoints at steps 10 20 (fixed before the training), the last step and step 0",
+		"scoring a response by its log-likelihood",
+		"step 0 is the untrained body's own likelihood",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
