@@ -387,6 +387,7 @@
 // # rollout rm-quality: best-of-N over reward-model quality
 //
 //	rollout rm-quality experiments/configs/econ/ttc.yaml --checkpoints DIR --out results/rm_quality.md
+//	results/rm_quality.sh [CHECKPOINTS] [CACHE]    # the committed report: two reward models, fixed marks
 //
 // Trains a reward model to order one prompt's candidates: the config's base policy samples
 // --samples candidates for each of --train-prompts train prompts, the verifier labels them,
@@ -395,8 +396,10 @@
 // prompts a step, up to --per-label right and wrong candidates each; --bce adds a weighted
 // pointwise term; --near-misses K adds up to K near misses a right candidate as hard negatives:
 // the candidate with one digit or letter changed, kept when the verifier grades it wrong and
-// the prompt does not have it yet). A checkpoint every --every steps (and the untrained head at step 0) goes
-// to --checkpoints DIR/step-NNNNN/ with its within-prompt AUC on --held-out-prompts eval
+// the prompt does not have it yet). --scoring likelihood scores a response by the copy's
+// log-likelihood of it instead of a head (needs --bce 0). A checkpoint every --every steps,
+// or at the steps --marks lists, and at step 0 (the untrained model) goes to
+// --checkpoints DIR/step-NNNNN/ with its within-prompt AUC on --held-out-prompts eval
 // prompts; then each checkpoint selects best-of-N (--n) among the base policy's candidates at
 // answer time for every --seeds seed, as rollout ttc does, beside the verifier's choice and
 // majority vote (--measure-steps: only those checkpoints). The markdown report (--out, else

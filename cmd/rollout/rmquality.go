@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,7 +17,7 @@ import (
 )
 
 func newRMQualityCmd() *cobra.Command {
-	var sets, bodySets []string
+	var sets []string
 	var cache, out, dir, scoring string
 	var cfg rmquality.Config
 	var ns []int
@@ -77,15 +76,8 @@ validation set) instead of the eval split.`,
 			tm := team.New(0)
 			defer tm.Close()
 			m.SetTeam(tm)
-			var body *policy.Model
-			if len(bodySets) > 0 {
-				if body, cfg.Body, err = rmBody(cmd, args[0], append(slices.Clone(sets), bodySets...), cacheRoot, tok); err != nil {
-					return err
-				}
-				body.SetTeam(tm)
-			}
 			log := func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "rm-quality:", s) }
-			res, err := rmquality.Run(cmd.Context(), m, body, tok, t, dir, cfg, log)
+			res, err := rmquality.Run(cmd.Context(), m, tok, t, dir, cfg, log)
 			if err != nil {
 				return err
 			}
@@ -104,7 +96,6 @@ validation set) instead of the eval split.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&sets, "set", nil, "override a config key: dotted.key=value (repeatable)")
-	fl.StringArrayVar(&bodySets, "rm-body", nil, "the reward model's body is the base policy of the config with this override too (dotted.key=value, repeatable; e.g. pretrain.steps=2000), pretrained and cached like any base policy; default: the base policy itself")
 	fl.StringVar(&cache, "cache", "", "cache directory of the base policy (default $ROLLOUT_CACHE or the user cache dir)")
 	fl.StringVar(&dir, "checkpoints", "", "directory for the reward model's checkpoints (step-NNNNN/)")
 	fl.StringVar(&out, "out", "", "write the markdown report to this file (default: standard output)")
@@ -128,28 +119,4 @@ validation set) instead of the eval split.`,
 	fl.IntSliceVar(&cfg.Measure, "measure-steps", nil, "checkpoint steps measured at answer time (default: every checkpoint)")
 	fl.BoolVar(&cfg.Evaluate, "evaluate", false, "no training: measure the checkpoints already in --checkpoints DIR (trained with the same flags)")
 	return cmd
-}
-
-// rmBody loads (pretraining and caching it if need be) the base policy of
-// the config at path with the overrides sets, as a reward model's body,
-// and says what it is; it must read tok's tokens.
-func rmBody(cmd *cobra.Command, path string, sets []string, cacheRoot string, tok *policy.Tokenizer) (*policy.Model, string, error) {
-	f, err := loadConfig(path, sets)
-	if err != nil {
-		return nil, "", err
-	}
-	c := f.Variants[0].Config
-	base, err := runner.BasePolicy(cmd.Context(), c, cacheRoot, nil)
-	if err != nil {
-		return nil, "", fmt.Errorf("rm-quality: the reward model's body: %w", err)
-	}
-	m, btok, err := policy.Load(base.Dir)
-	if err != nil {
-		return nil, "", fmt.Errorf("rm-quality: the reward model's body: %w", err)
-	}
-	if btok.VocabSize() != tok.VocabSize() {
-		return nil, "", usageError{fmt.Errorf("rm-quality: --rm-body: a vocabulary of %d tokens, the policy's has %d", btok.VocabSize(), tok.VocabSize())}
-	}
-	p := c.Pretrain
-	return m, fmt.Sprintf("the body of a separately pretrained policy (%s, %d supervised steps at step size %g, pretraining seed %d; greedy accuracy %.3f on its %d held-out prompts)", p.Model, p.Steps, p.LR, p.Seed, base.Summary.EvalAcc, p.EvalPrompts), nil
 }

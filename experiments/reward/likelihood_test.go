@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,6 +64,10 @@ func TestLikelihoodScoreIsResponseLogLikelihood(t *testing.T) {
 			t.Errorf("pair %d: score %v in a batch, %v alone, want %v", i, batch[i], alone[0], want)
 		}
 	}
+	c := m.Body.Config // the whole forward pass, the language-model head included
+	if got, want := m.ScoreFLOPs(3), c.ForwardFLOPs(1)+c.ForwardFLOPs(2)+c.ForwardFLOPs(3); got != want {
+		t.Errorf("ScoreFLOPs(3) = %d, want %d", got, want)
+	}
 }
 
 // The pairwise loss over log-likelihoods has the gradient that finite
@@ -92,14 +95,7 @@ func TestLikelihoodRankGradient(t *testing.T) {
 	}
 	g := mat.Data[float32](lp.Grad())
 	for i := range v {
-		const eps = 1e-2
-		old := v[i]
-		v[i] = old + eps
-		up := lossOf()
-		v[i] = old - eps
-		down := lossOf()
-		v[i] = old
-		if num := (up - down) / (2 * eps); math.Abs(num-float64(g[i])) > 2e-3 {
+		if num := finiteDiff(v, i, lossOf); math.Abs(num-float64(g[i])) > 2e-3 {
 			t.Errorf("row %d: gradient %v, finite difference %v", i, g[i], num)
 		}
 	}
@@ -140,18 +136,9 @@ func TestTrainRankingLikelihood(t *testing.T) {
 // refuses it as a probability.
 func TestLikelihoodRoundTrip(t *testing.T) {
 	m := likelihoodModel(t, 4)
-	dir := filepath.Join(t.TempDir(), "rm")
-	if err := Save(dir, m); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Scoring != LikelihoodScore {
+	if _, got := saveLoad(t, m); got.Scoring != LikelihoodScore {
 		t.Errorf("loaded scoring %v", got.Scoring)
 	}
-	sameScores(t, m, got)
 	b, err := EncodeWeights(m)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,10 @@
 // classifier on the policy's transformer with a scalar head, trained on
 // verifier labels of the base policy's own samples), its held-out AUC, and
 // Mixer, which mixes the verifier's reward, the reward model's probability,
-// a format term and a length-shaping term with weights from config.
+// a format term and a length-shaping term with weights from config. A
+// reward model can also be trained to order one prompt's candidates
+// (TrainRanking, with near misses as hard negatives: NearMisses), scored
+// by its head or by its body's likelihood of a response (Scoring).
 //
 // The reward model reads BOS prompt SEP response EOS, exactly the sequence
 // the policy samples, and puts its head on the final hidden state at EOS:
@@ -249,13 +252,17 @@ func dot(a, b []float32) float32 {
 // n (ScoreTokens), counted as policy.Config.ForwardFLOPs counts a position
 // (matrix products only) but without the language-model head, which the
 // body's hidden states skip, plus the reward head's dot product at the
-// last position.
+// last position; with LikelihoodScore, the whole forward pass, the
+// language-model head included.
 func (m *Model) ScoreFLOPs(n int) int64 {
 	c := m.Body.Config
 	head := 2 * int64(c.Dim) * int64(c.VocabSize)
 	var f int64
-	if m.Scoring == LikelihoodScore {
-		head = 0
+	if m.Scoring == LikelihoodScore { // the language-model head at every position, no reward head
+		for ctx := 1; ctx <= n; ctx++ {
+			f += c.ForwardFLOPs(ctx)
+		}
+		return f
 	}
 	for ctx := 1; ctx <= n; ctx++ {
 		f += c.ForwardFLOPs(ctx) - head

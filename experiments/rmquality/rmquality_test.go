@@ -1,6 +1,7 @@
 package rmquality
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -55,12 +56,21 @@ func TestWriteMarkdown(t *testing.T) {
 			{Step: 10, AUC: 0.7, Prompts: 3},
 			{Step: 20, AUC: 0.9, Prompts: 3, TTC: [][]rl.TTCPoint{sweep(0.4), sweep(0.5)}},
 		}}
-	var b strings.Builder
-	if err := WriteMarkdown(&b, res, "rollout rm-quality x.yaml"); err != nil {
-		t.Fatal(err)
+	write := func(wants ...string) string {
+		t.Helper()
+		var b strings.Builder
+		if err := WriteMarkdown(&b, res, "rollout rm-quality x.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				t.Errorf("report lacks %q:\n%s", want, out)
+			}
+		}
+		return out
 	}
-	out := b.String()
-	for _, want := range []string{
+	out := write(
 		"| 20 | 0.900 (3) | 0.700 ± 0.000 | 0.200 ± 0.000 | 0.450 ± 0.635 |",
 		"| 10 | 0.700 (3) | — | — | — |",
 		"| verifier (oracle) | — | — | — | 0.600 ± 0.000 |",
@@ -70,11 +80,7 @@ func TestWriteMarkdown(t *testing.T) {
 		"with a scalar head on EOS",
 		"at step 0 the head is zero",
 		"on 4 eval-split prompts × 4 samples",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	if strings.Contains(out, "one measured checkpoint to the next") {
 		t.Errorf("two measured checkpoints: a trend table\n%s", out)
 	}
@@ -87,25 +93,16 @@ func TestWriteMarkdown(t *testing.T) {
 	res.Config.Marks = []int{10, 20}
 	res.Config.Scoring = reward.LikelihoodScore
 	res.Config.Validation, res.Config.HeldOutFirst = true, 100
-	b.Reset()
-	if err := WriteMarkdown(&b, res, "x"); err != nil {
-		t.Fatal(err)
-	}
-	out = b.String()
-	for _, want := range []string{
+	write(
 		"| 20 (0.900) | 30 (0.950) | +0.050 | +0.100 [-1.171, +1.371] |",
 		"and 7 near misses as hard negatives (up to 2 a right candidate",
 		"train-split prompts 100–103 (a validation set past the 4 trained on",
 		"checkpoints at steps 10 20 (fixed before the training), the last step and step 0",
 		"scoring a response by its log-likelihood",
 		"step 0 is the untrained body's own likelihood",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
+	)
 	res.Checkpoints = res.Checkpoints[1:2]
-	if err := WriteMarkdown(&b, res, "x"); err == nil {
+	if err := WriteMarkdown(io.Discard, res, "x"); err == nil {
 		t.Error("no checkpoint measured: no error")
 	}
 }
