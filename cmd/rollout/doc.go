@@ -377,20 +377,29 @@
 // # rollout rm-quality: best-of-N over reward-model quality
 //
 //	rollout rm-quality experiments/configs/econ/ttc.yaml --checkpoints DIR --out results/rm_quality.md
+//	results/rm_quality.sh [CHECKPOINTS] [CACHE]    # the committed report: two reward models, fixed marks
 //
 // Trains a reward model to order one prompt's candidates: the config's base policy samples
 // --samples candidates for each of --train-prompts train prompts, the verifier labels them,
 // and a copy of the policy with a scalar head is trained with a pairwise (Bradley–Terry) loss,
 // −log σ(z_right − z_wrong) over every (right, wrong) pair of one prompt (--prompts-per-step
 // prompts a step, up to --per-label right and wrong candidates each; --bce adds a weighted
-// pointwise term). A checkpoint every --every steps (and the untrained head at step 0) goes
-// to --checkpoints DIR/step-NNNNN/ with its within-prompt AUC on --held-out-prompts eval
+// pointwise term; --near-misses K adds up to K near misses a right candidate as hard negatives:
+// the candidate with one digit or letter changed, kept when the verifier grades it wrong and
+// the prompt does not have it yet). --scoring likelihood scores a response by the copy's
+// log-likelihood of it instead of a head (needs --bce 0). A checkpoint every --every steps,
+// or at the steps --marks lists, and at step 0 (the untrained model) goes to
+// --checkpoints DIR/step-NNNNN/ with its within-prompt AUC on --held-out-prompts eval
 // prompts; then each checkpoint selects best-of-N (--n) among the base policy's candidates at
 // answer time for every --seeds seed, as rollout ttc does, beside the verifier's choice and
 // majority vote (--measure-steps: only those checkpoints). The markdown report (--out, else
-// standard output) is the test-time compute result as a curve over reward-model quality;
+// standard output) is the test-time compute result as a curve over reward-model quality,
+// with the paired change of the largest N's best-of-N from one measured checkpoint to the next;
 // results/ttc.md is not touched. --evaluate measures the checkpoints already in DIR again
 // without training (give the flags the training had: the report describes them).
+// --validation --held-out-first I takes the held-out prompts from the train split from prompt
+// I on (past those trained on) instead of the eval split: a pilot chooses its settings there
+// and leaves the eval split to the reported measurement.
 //
 // # rollout cost: a cost model of the RL step
 //

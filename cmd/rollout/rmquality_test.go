@@ -17,6 +17,8 @@ func TestRMQualityBadInput(t *testing.T) {
 		{[]string{"rm-quality", quickstart, "--checkpoints", t.TempDir(), "--samples", "1"}, "samples"},
 		{[]string{"rm-quality", quickstart, "--checkpoints", t.TempDir(), "--every", "0"}, "checkpoints every 0"},
 		{[]string{"rm-quality", quickstart, "--checkpoints", t.TempDir(), "--bce", "-1"}, "bce"},
+		{[]string{"rm-quality", quickstart, "--checkpoints", t.TempDir(), "--near-misses", "-2"}, "-2 near misses"},
+		{[]string{"rm-quality", quickstart, "--checkpoints", t.TempDir(), "--validation", "--held-out-first", "10"}, "overlap the 1024 trained on"},
 	} {
 		code, out, errOut := rollout(t, tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) {

@@ -34,7 +34,7 @@ func Save(dir string, m *Model) error {
 	if err != nil {
 		return fmt.Errorf("save reward model %s: %w", dir, err)
 	}
-	b, err := safetensors.Serialize(views, map[string]string{"format": "pt"})
+	b, err := safetensors.Serialize(views, m.metadata())
 	if err != nil {
 		return fmt.Errorf("save reward model %s: %w", dir, err)
 	}
@@ -69,6 +69,9 @@ func Load(dir string) (*Model, error) {
 	if err := m.readHead(st, false); err != nil {
 		return nil, fmt.Errorf("load reward model %s: %w", filepath.Join(dir, ScoreFile), err)
 	}
+	if m.Scoring, err = readScoring(raw); err != nil {
+		return nil, fmt.Errorf("load reward model %s: %w", filepath.Join(dir, ScoreFile), err)
+	}
 	return m, nil
 }
 
@@ -91,7 +94,7 @@ func EncodeWeights(m *Model) ([]byte, error) {
 	for _, t := range st.Tensors() {
 		views[t.Name] = t.TensorView
 	}
-	return safetensors.Serialize(views, map[string]string{"format": "pt"})
+	return safetensors.Serialize(views, m.metadata())
 }
 
 // DecodeWeights builds a reward model of body shape cfg from a blob written
@@ -107,6 +110,9 @@ func DecodeWeights(cfg policy.Config, tok *policy.Tokenizer, b []byte) (*Model, 
 	}
 	m := &Model{Tokenizer: tok}
 	if err := m.readHead(st, true); err != nil {
+		return nil, fmt.Errorf("decode reward model: %w", err)
+	}
+	if m.Scoring, err = readScoring(b); err != nil {
 		return nil, fmt.Errorf("decode reward model: %w", err)
 	}
 	if len(m.Weight.Value().Shape()) != 2 || m.Weight.Value().Shape()[1] != cfg.Dim {
@@ -126,6 +132,32 @@ func DecodeWeights(cfg policy.Config, tok *policy.Tokenizer, b []byte) (*Model, 
 		return nil, fmt.Errorf("decode reward model: %w", err)
 	}
 	return m, nil
+}
+
+// ScoringKey is the safetensors metadata key that names a reward model's
+// scoring (Scoring.String) in its head file; absent: the head.
+const ScoringKey = "scoring"
+
+// metadata is the safetensors metadata of the model's head file.
+func (m *Model) metadata() map[string]string {
+	md := map[string]string{"format": "pt"}
+	if m.Scoring != HeadScore {
+		md[ScoringKey] = m.Scoring.String()
+	}
+	return md
+}
+
+// readScoring reads the scoring from a safetensors blob's metadata.
+func readScoring(raw []byte) (Scoring, error) {
+	_, md, err := safetensors.ReadMetadata(raw)
+	if err != nil {
+		return 0, err
+	}
+	name, ok := md.Metadata()[ScoringKey]
+	if !ok {
+		return HeadScore, nil
+	}
+	return ParseScoring(name)
 }
 
 // headViews returns the head's tensors as safetensors views.

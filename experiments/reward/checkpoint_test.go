@@ -49,8 +49,10 @@ func sameScores(t *testing.T, a, b *Model) {
 	}
 }
 
-func TestSaveLoadRoundTrip(t *testing.T) {
-	m := trainedLooking(t)
+// saveLoad saves m to a new directory, loads it back and checks that the
+// loaded model scores as m does; it returns the directory and the model.
+func saveLoad(t *testing.T, m *Model) (string, *Model) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "rm")
 	if err := Save(dir, m); err != nil {
 		t.Fatal(err)
@@ -60,6 +62,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameScores(t, m, got)
+	return dir, got
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	m := trainedLooking(t)
+	dir, _ := saveLoad(t, m)
 	// The body alone is a policy checkpoint.
 	if _, _, err := policy.Load(dir); err != nil {
 		t.Errorf("policy.Load of a reward model directory: %v", err)

@@ -108,6 +108,9 @@ func NewMixer(cfg Config, t task.Task, rm *Model) (*Mixer, error) {
 	if cfg.Model != 0 && rm == nil {
 		return nil, fmt.Errorf("reward.model = %g needs a trained reward model, and none was given", cfg.Model)
 	}
+	if cfg.Model != 0 && rm.Scoring != HeadScore {
+		return nil, fmt.Errorf("reward.model = %g: the reward model scores by %s, not a probability", cfg.Model, rm.Scoring)
+	}
 	return &Mixer{cfg: cfg, task: t, model: rm}, nil
 }
 

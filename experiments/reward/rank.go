@@ -183,6 +183,9 @@ func TrainRanking(ctx context.Context, m *Model, groups []Group, cfg RankConfig,
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if m.Scoring == LikelihoodScore && cfg.BCE > 0 {
+		return &field.Error{Key: "bce", Value: cfg.BCE, Msg: "want 0 with the likelihood scoring: a log-likelihood is not a logit"}
+	}
 	type encoded struct{ right, wrong [][]int }
 	var data []encoded
 	for gi, g := range groups {
@@ -274,6 +277,23 @@ func TrainRanking(ctx context.Context, m *Model, groups []Group, cfg RankConfig,
 // plus bce times the candidates' mean binary cross-entropy; and each
 // candidate's logit.
 func (m *Model) rankLoss(seqs [][]int, labels []bool, prompt []int, bce float64) (mat.Tensor, []float64, error) {
+	if m.Scoring == LikelihoodScore {
+		b, err := m.Body.NewBatch(seqs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ranking loss: %w", err)
+		}
+		rows, err := responseRows(b, seqs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ranking loss: %w", err)
+		}
+		f := &likelihoodRank{lp: m.Body.TokenLogProbs(b, m.Body.Logits(b), 1), rows: rows, labels: labels, prompt: prompt}
+		loss := ag.NewOperator(f).Run()
+		z := make([]float64, len(f.z))
+		for i, v := range f.z {
+			z[i] = float64(v)
+		}
+		return loss, z, nil
+	}
 	h, err := m.newHead(seqs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ranking loss: %w", err)
@@ -293,19 +313,8 @@ type headRank struct {
 
 func (f *headRank) Forward() (mat.Tensor, error) {
 	f.logits()
-	f.pairs = f.pairs[:0]
-	for i := range f.labels {
-		for j := range f.labels {
-			if f.prompt[i] == f.prompt[j] && f.labels[i] && !f.labels[j] {
-				f.pairs = append(f.pairs, [2]int{i, j})
-			}
-		}
-	}
-	var sum float64
-	for _, p := range f.pairs {
-		sum += softplus(float64(f.z[p[1]] - f.z[p[0]]))
-	}
-	loss := sum / float64(max(len(f.pairs), 1))
+	f.pairs = rankPairs(f.labels, f.prompt)
+	loss := pairLoss(f.z, f.pairs)
 	if f.bce > 0 {
 		var b float64
 		for i, z := range f.z {
@@ -318,13 +327,7 @@ func (f *headRank) Forward() (mat.Tensor, error) {
 
 func (f *headRank) Backward(gy mat.Tensor) error {
 	g := float64(mat.Data[float32](gy.Value())[0])
-	dz := make([]float32, len(f.z))
-	for _, p := range f.pairs {
-		// d/dz_right of softplus(z_wrong − z_right) is −σ(z_wrong − z_right).
-		s := Sigmoid(float64(f.z[p[1]]-f.z[p[0]])) / float64(len(f.pairs))
-		dz[p[0]] -= float32(g * s)
-		dz[p[1]] += float32(g * s)
-	}
+	dz := pairGrad(f.z, f.pairs, g)
 	if f.bce > 0 {
 		for i, z := range f.z {
 			dz[i] += float32(g * f.bce * (Sigmoid(float64(z)) - label(f.labels[i])) / float64(len(f.z)))
@@ -332,6 +335,41 @@ func (f *headRank) Backward(gy mat.Tensor) error {
 	}
 	f.backward(dz)
 	return nil
+}
+
+// rankPairs are the (right, wrong) index pairs of candidates of the same
+// prompt.
+func rankPairs(labels []bool, prompt []int) [][2]int {
+	var pairs [][2]int
+	for i := range labels {
+		for j := range labels {
+			if prompt[i] == prompt[j] && labels[i] && !labels[j] {
+				pairs = append(pairs, [2]int{i, j})
+			}
+		}
+	}
+	return pairs
+}
+
+// pairLoss is the mean over pairs of −log σ(z_right − z_wrong).
+func pairLoss(z []float32, pairs [][2]int) float64 {
+	var sum float64
+	for _, p := range pairs {
+		sum += softplus(float64(z[p[1]] - z[p[0]]))
+	}
+	return sum / float64(max(len(pairs), 1))
+}
+
+// pairGrad is g times the gradient of pairLoss with respect to z.
+func pairGrad(z []float32, pairs [][2]int, g float64) []float32 {
+	dz := make([]float32, len(z))
+	for _, p := range pairs {
+		// d/dz_right of softplus(z_wrong − z_right) is −σ(z_wrong − z_right).
+		s := Sigmoid(float64(z[p[1]]-z[p[0]])) / float64(len(pairs))
+		dz[p[0]] -= float32(g * s)
+		dz[p[1]] += float32(g * s)
+	}
+	return dz
 }
 
 // softplus is log(1+eˣ), computed without overflow.

@@ -2,7 +2,10 @@
 // classifier on the policy's transformer with a scalar head, trained on
 // verifier labels of the base policy's own samples), its held-out AUC, and
 // Mixer, which mixes the verifier's reward, the reward model's probability,
-// a format term and a length-shaping term with weights from config.
+// a format term and a length-shaping term with weights from config. A
+// reward model can also be trained to order one prompt's candidates
+// (TrainRanking, with near misses as hard negatives: NearMisses), scored
+// by its head or by its body's likelihood of a response (Scoring).
 //
 // The reward model reads BOS prompt SEP response EOS, exactly the sequence
 // the policy samples, and puts its head on the final hidden state at EOS:
@@ -47,6 +50,9 @@ type Model struct {
 	Tokenizer *policy.Tokenizer
 	Weight    *nn.Param // [1, dim]: score.weight
 	Bias      *nn.Param // [1, 1]: score.bias ([1] in checkpoints)
+	// Scoring is how a response is scored: the head (the zero value) or
+	// the body's likelihood of it, in which case the head is unused.
+	Scoring Scoring
 }
 
 // NewModel returns a reward model whose body is a copy of base's weights
@@ -114,13 +120,22 @@ func (m *Model) Encode(prompt, response string) ([]int, error) {
 // scoreChunk is the number of sequences per forward pass when scoring.
 const scoreChunk = 128
 
-// ScoreTokens returns the logit of each token sequence (each normally
-// ending in EOS), read at its last position. Sequences are scored in
+// ScoreTokens returns the score of each token sequence (each normally
+// ending in EOS): the head's logit, read at its last position, or with
+// LikelihoodScore the body's log-likelihood of the response. Sequences are scored in
 // batches; a sequence's score does not depend on the others.
 func (m *Model) ScoreTokens(seqs [][]int) ([]float64, error) {
 	out := make([]float64, 0, len(seqs))
 	for lo := 0; lo < len(seqs); lo += scoreChunk {
 		chunk := seqs[lo:min(lo+scoreChunk, len(seqs))]
+		if m.Scoring == LikelihoodScore {
+			z, err := m.likelihoods(chunk)
+			if err != nil {
+				return nil, fmt.Errorf("reward model: score: %w", err)
+			}
+			out = append(out, z...)
+			continue
+		}
 		b, err := m.Body.NewBatch(chunk)
 		if err != nil {
 			return nil, fmt.Errorf("reward model: score: %w", err)
@@ -237,11 +252,18 @@ func dot(a, b []float32) float32 {
 // n (ScoreTokens), counted as policy.Config.ForwardFLOPs counts a position
 // (matrix products only) but without the language-model head, which the
 // body's hidden states skip, plus the reward head's dot product at the
-// last position.
+// last position; with LikelihoodScore, the whole forward pass, the
+// language-model head included.
 func (m *Model) ScoreFLOPs(n int) int64 {
 	c := m.Body.Config
 	head := 2 * int64(c.Dim) * int64(c.VocabSize)
 	var f int64
+	if m.Scoring == LikelihoodScore { // the language-model head at every position, no reward head
+		for ctx := 1; ctx <= n; ctx++ {
+			f += c.ForwardFLOPs(ctx)
+		}
+		return f
+	}
 	for ctx := 1; ctx <= n; ctx++ {
 		f += c.ForwardFLOPs(ctx) - head
 	}

@@ -145,15 +145,7 @@ func TestHeadGradients(t *testing.T) {
 			}
 			check := func(name string, p *nn.Param, i int) {
 				t.Helper()
-				v := mat.Data[float32](p)
-				const eps = 1e-2
-				old := v[i]
-				v[i] = old + eps
-				up := lossOf()
-				v[i] = old - eps
-				down := lossOf()
-				v[i] = old
-				num := (up - down) / (2 * eps)
+				num := finiteDiff(mat.Data[float32](p), i, lossOf)
 				got := float64(mat.Data[float32](p.Grad())[i])
 				if math.Abs(num-got) > 2e-3 {
 					t.Errorf("%s[%d]: gradient %v, finite difference %v", name, i, got, num)
@@ -175,6 +167,19 @@ func TestHeadGradients(t *testing.T) {
 			}
 		})
 	}
+}
+
+// finiteDiff is the central difference of loss in v[i] (step 0.01),
+// v[i] restored after.
+func finiteDiff(v []float32, i int, loss func() float64) float64 {
+	const eps = 1e-2
+	old := v[i]
+	v[i] = old + eps
+	up := loss()
+	v[i] = old - eps
+	down := loss()
+	v[i] = old
+	return (up - down) / (2 * eps)
 }
 
 // lossFunc is an autograd function of the head's operands.
