@@ -33,7 +33,7 @@ cacheflag=()
 [ -n "$cache" ] && cacheflag=(--cache "$cache")
 
 if [ "$only" != report ]; then
-	nice -n 5 "$bin" run "$cfg" --store "$store" --workers 1 "${cacheflag[@]}" >&2
+	nice -n 5 "$bin" run "$cfg" --interleave --store "$store" --workers 1 "${cacheflag[@]}" >&2
 fi
 
 # table AT [BASELINE]: the eval metrics of every variant at AT, paired
@@ -137,6 +137,8 @@ marks() {
 	echo
 	"$bin" verdict "$exp" --store "$store" | sed 's/^#/##/'
 	echo
+	echo "Reading the checks: a claim \"higher\" holds when its interval (after Holm's correction, in the primary family) lies above 0; its margin, the effect of interest (3 points), decides only \"does not hold\" (the interval wholly below it). So a check can hold with an interval wholly below its margin: a difference established in direction but smaller than the effect the design was planned for. Read each interval beside the margin. The planned MDE comes from the pilot's σ_d (3 seeds, 2 degrees of freedom); the achieved MDE from these runs."
+	echo
 	if [ -n "$pilot" ]; then
 		echo "## The pilot"
 		echo
@@ -193,7 +195,7 @@ marks() {
 	echo
 	echo '```sh'
 	echo "ROLLOUT_CACHE=CACHE rollout plan experiments/configs/strategies.yaml --pilot 3 --store PILOT.db   # before the runs"
-	echo "nice -n 5 rollout run experiments/configs/strategies.yaml --store STORE.db --workers 1 --cache CACHE"
+	echo "nice -n 5 rollout run experiments/configs/strategies.yaml --interleave --store STORE.db --workers 1 --cache CACHE"
 	echo "results/strategies.sh STORE.db PILOT.db CACHE report                                        # this file and its plots"
 	echo '```'
 	echo
