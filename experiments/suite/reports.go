@@ -130,7 +130,7 @@ func stale() Report {
 			Text:  "each run's sampler and its updates have cores of their own, so that they can run at once (the setting of AReaL's throughput claim)",
 			Unmet: "the runs of a seed run side by side with --workers 2 on a 2-core machine shared with other jobs: each run's team is one core, on which sampling and updates take turns"}},
 		Plots:   []Plot{{Metric: "eval/pass@1", X: report.XTokens}, {Metric: "eval/pass@1", X: report.XTime}},
-		Minutes: 45,
+		Minutes: 15,
 	}
 }
 
@@ -180,7 +180,7 @@ func maxLength() Report {
 			{Name: "penalty_beats_truncate", Variant: "cap80_penalty", Baseline: "cap80_truncate", Metric: "eval/pass@1", At: end, Want: Higher, Effect: 0.03, Family: design.Secondary},
 		},
 		Plots:   []Plot{{Metric: "eval/pass@1", X: report.XTokens}, {Metric: "response_length/mean", X: report.XTokens}, {Metric: "response_length/clip_ratio", X: report.XTokens}},
-		Minutes: 40,
+		Minutes: 33,
 	}
 }
 
