@@ -9,16 +9,18 @@ import (
 	"github.com/rollout-rl/rollout/experiments/config"
 )
 
-// The reports on long responses run on long_add, name every variant of
-// their config in the design, and read accuracy only at token marks their
-// config evaluates at (multiples of eval.every_tokens within
-// train.total_tokens).
+// The reports whose test bed is their own run on their task (compute on
+// long_add, max_length on chain with detours, stale on two-digit
+// addition), name every variant of their config in the design, and read
+// accuracy only at token marks their config evaluates at (multiples of
+// eval.every_tokens within train.total_tokens).
 func TestLongReportsMatchTheirConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		report, task string
 	}{
 		{"compute", "long_add"},
-		{"max_length", "long_add"},
+		{"max_length", "chain"},
+		{"stale", "add"},
 	} {
 		t.Run(tc.report, func(t *testing.T) {
 			r, ok := Find(tc.report)

@@ -102,8 +102,8 @@ func TestReportsAreComplete(t *testing.T) {
 			t.Errorf("report %s: %v", r.Name, err)
 			continue
 		}
-		if !strings.Contains(string(raw), "name: econ_"+r.Name+"\n") {
-			t.Errorf("report %s: its config is not named econ_%s", r.Name, r.Name)
+		if !strings.Contains(string(raw), "name: "+r.ExperimentName()+"\n") {
+			t.Errorf("report %s: its config is not named %s", r.Name, r.ExperimentName())
 		}
 		variants := []string{}
 		for _, c := range r.Checks {
@@ -307,5 +307,33 @@ func TestRenderAndIndex(t *testing.T) {
 	os.WriteFile(index, []byte(indexBegin+"\n"), 0o644)
 	if err := WriteIndex(index, reports, dir, "rollout suite DIR"); err == nil {
 		t.Error("an index with one marker line was overwritten")
+	}
+}
+
+// A report redesigned on another test bed reads its own experiment
+// (Report.Experiment), and econ_NAME when it names none.
+func TestReportExperimentName(t *testing.T) {
+	st, err := tracking.Open(filepath.Join(t.TempDir(), "s.db"), tracking.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fakeInto(t, st, "econ_x_new", []float64{0.05, 0.06, 0.04, 0.05, 0.05}, nil, time.Unix(0, 0))
+	r := Report{Number: 2, Name: "x", Title: "X", Claim: "v beats base", Source: "a paper", Design: "d",
+		Checks: []Check{{Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Margin: 0.02}}, Minutes: 1}
+	if got := r.ExperimentName(); got != "econ_x" {
+		t.Errorf("ExperimentName without Experiment: %q, want econ_x", got)
+	}
+	if _, err := Write(st, r, t.TempDir(), Meta{}); err == nil || !strings.Contains(err.Error(), "econ_x") {
+		t.Errorf("report x on a store without econ_x: %v, want an error naming it", err)
+	}
+	r.Experiment = "econ_x_new"
+	dir := t.TempDir()
+	if _, err := Write(st, r, dir, Meta{}); err != nil {
+		t.Fatalf("report x on experiment econ_x_new: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "x.md"))
+	if err != nil || !strings.Contains(string(raw), "(experiment `econ_x_new`, baseline `base`") {
+		t.Errorf("report of econ_x_new does not name it: %v\n%s", err, raw)
 	}
 }
