@@ -50,6 +50,10 @@ type Report struct {
 	// Name is the report's key (--only NAME), its markdown file's stem and
 	// its config's: experiments/configs/econ/NAME.yaml.
 	Name string
+	// Experiment is the name of the report's experiment (its config's
+	// name:); empty means econ_NAME. A new design of a report gets a new
+	// experiment, so that the runs of the old one are never mixed in.
+	Experiment string
 	// Title heads the report.
 	Title string
 	// Claim is the claim under test, as the literature words it, and
@@ -83,6 +87,15 @@ type Report struct {
 // Config is the path of the report's config, relative to the repository's
 // root.
 func (r Report) Config() string { return "experiments/configs/econ/" + r.Name + ".yaml" }
+
+// ExperimentName is the name of the report's experiment: Experiment, or
+// econ_NAME.
+func (r Report) ExperimentName() string {
+	if r.Experiment != "" {
+		return r.Experiment
+	}
+	return "econ_" + r.Name
+}
 
 // Table is one table of a report: one row per variant.
 type Table struct {
