@@ -143,19 +143,12 @@ func measureCost(cmd *cobra.Command, a costArgs) error {
 
 // readSweep reads a measurement sweep written by --measure.
 func readSweep(path string) (cost.Sweep, error) {
-	b, err := os.ReadFile(path)
+	sw, err := cost.ReadSweep(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: no such file (rollout cost --measure FILE writes one): %w", path, err)}
 	}
 	if err != nil {
-		return cost.Sweep{}, fmt.Errorf("cost: %w", err)
-	}
-	var sw cost.Sweep
-	if err := json.Unmarshal(b, &sw); err != nil {
 		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: %w", path, err)}
-	}
-	if len(sw.Samples) == 0 {
-		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: no samples", path)}
 	}
 	return sw, nil
 }

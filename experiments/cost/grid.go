@@ -2,7 +2,9 @@ package cost
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -135,5 +137,23 @@ func Run(ctx context.Context, pts []Point, repeats int, budget float64, cpus int
 	}
 	sw.LoadEnd = LoadAverage()
 	sw.WallS += time.Since(start).Seconds()
+	return sw, nil
+}
+
+// ReadSweep reads a measurement sweep that rollout cost --measure wrote;
+// a file without samples is an error. A missing file's error wraps
+// fs.ErrNotExist.
+func ReadSweep(path string) (Sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Sweep{}, fmt.Errorf("cost: read sweep: %w", err)
+	}
+	var sw Sweep
+	if err := json.Unmarshal(b, &sw); err != nil {
+		return Sweep{}, fmt.Errorf("cost: sweep %s: %w", path, err)
+	}
+	if len(sw.Samples) == 0 {
+		return Sweep{}, fmt.Errorf("cost: sweep %s: no samples", path)
+	}
 	return sw, nil
 }

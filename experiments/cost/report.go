@@ -118,7 +118,7 @@ func WriteReport(w io.Writer, sw Sweep, m Model, path string) error {
 	} else {
 		fmt.Fprintf(&b, "; %.0f s of wall time", sw.WallS)
 	}
-	fmt.Fprintf(&b, ". CPU time is steadier than wall time under load but not immune to it: caches and memory bandwidth are shared, so repeated points differ by tens of percent.\n\n")
+	fmt.Fprintf(&b, ". CPU time is steadier than wall time under load but not immune to it: the other jobs share the caches and the memory bandwidth, and only add to a run's time.\n\n")
 	fmt.Fprintf(&b, "## Assumptions\n\n%s\n\n", assumptions)
 	fmt.Fprintf(&b, "## Fit\n\n| phase | achieved GFLOP/s (1/s per FLOP) | GB/s (1/s per byte) | µs per call | RMS relative error, %d fitted points |\n|---|---|---|---|---|\n", m.Points)
 	for p := range NumPhases {
