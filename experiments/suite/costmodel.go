@@ -46,6 +46,6 @@ func writeCostModel(p *printer, r Report) error {
 	if err := cost.WriteConfig(&b, "variant "+f.Variants[len(f.Variants)-1].Name, last, m); err != nil {
 		return fmt.Errorf("suite: report %s: %w", r.Name, err)
 	}
-	p.f("%s\n", strings.TrimSpace(b.String()))
+	p.f("%s\n\n", strings.TrimSpace(b.String()))
 	return nil
 }
