@@ -53,8 +53,8 @@ at batch sizes 8–128 and response lengths 32–512 (the --measurements file).
 	f.StringVar(&a.measurements, "measurements", filepath.Join("results", "cost_model.json"), "the measurement sweep to fit (written by --measure)")
 	f.BoolVar(&a.validate, "validate", false, "print the fit and its validation on the held-out points as markdown")
 	f.StringVar(&a.measure, "measure", "", "run the measurement sweep and write it to this file")
-	f.IntVar(&a.repeats, "repeats", 3, "--measure: runs per point, the median taken")
-	f.Float64Var(&a.budget, "budget", 2, "--measure: no more runs of a point once one took this many CPU seconds")
+	f.IntVar(&a.repeats, "repeats", 3, "--measure: runs per point, the minimum taken")
+	f.Float64Var(&a.budget, "budget", 20, "--measure: no more runs of a point once one took this many CPU seconds")
 	return cmd
 }
 
@@ -143,19 +143,12 @@ func measureCost(cmd *cobra.Command, a costArgs) error {
 
 // readSweep reads a measurement sweep written by --measure.
 func readSweep(path string) (cost.Sweep, error) {
-	b, err := os.ReadFile(path)
+	sw, err := cost.ReadSweep(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: no such file (rollout cost --measure FILE writes one): %w", path, err)}
 	}
 	if err != nil {
-		return cost.Sweep{}, fmt.Errorf("cost: %w", err)
-	}
-	var sw cost.Sweep
-	if err := json.Unmarshal(b, &sw); err != nil {
 		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: %w", path, err)}
-	}
-	if len(sw.Samples) == 0 {
-		return cost.Sweep{}, usageError{fmt.Errorf("--measurements %s: no samples", path)}
 	}
 	return sw, nil
 }

@@ -60,7 +60,7 @@ func TestSuiteCommand(t *testing.T) {
 func TestSuiteNoRunMissing(t *testing.T) {
 	dir := t.TempDir()
 	empty, partial := filepath.Join(dir, "empty.db"), filepath.Join(dir, "partial.db")
-	for path, exp := range map[string]string{empty: "quickstart", partial: "econ_compute"} {
+	for path, exp := range map[string]string{empty: "quickstart", partial: "econ_compute_sizes"} {
 		st, err := tracking.Open(path, tracking.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -84,7 +84,7 @@ func TestSuiteNoRunMissing(t *testing.T) {
 		{"only names a missing one", []string{"--store", partial, "--only", "filtering", "--only", "compute"}, 2,
 			[]string{"has not run filtering (experiment econ_filtering): run them first"}},
 		{"others skipped", []string{"--store", partial}, 1,
-			[]string{"skipped filtering (experiment econ_filtering): not in the store " + partial + " (--no-run)", "skipped recipe (", "experiment econ_compute has no runs"}},
+			[]string{"skipped filtering (experiment econ_filtering): not in the store " + partial + " (--no-run)", "skipped recipe (", "experiment econ_compute_sizes has no runs"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := rollout(t, append([]string{"suite", out, "--no-run"}, tc.args...)...)

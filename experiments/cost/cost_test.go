@@ -177,9 +177,10 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
-// A sweep that holds every point measures nothing more.
+// A sweep that holds every point measures nothing more; one that took
+// another statistic of its runs is not resumed.
 func TestRunResumes(t *testing.T) {
-	prev := Sweep{LoadStart: 3, WallS: 5}
+	prev := Sweep{Statistic: Minimum, LoadStart: 3, WallS: 5}
 	for _, p := range Grid() {
 		prev.Samples = append(prev.Samples, Sample{Point: p, Seconds: [NumPhases]float64{1, 1, 1, 1}, Repeats: 1})
 	}
@@ -187,8 +188,13 @@ func TestRunResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sw.Samples) != len(prev.Samples) || sw.LoadStart != 3 || sw.Resumed != 1 || sw.WallS < 5 {
-		t.Errorf("resumed sweep: %d samples, load %g, resumed %d, wall %g", len(sw.Samples), sw.LoadStart, sw.Resumed, sw.WallS)
+	if len(sw.Samples) != len(prev.Samples) || sw.LoadStart != 3 || sw.Resumed != 1 || sw.WallS < 5 || sw.Statistic != Minimum {
+		t.Errorf("resumed sweep: %d samples, load %g, resumed %d, wall %g, statistic %q", len(sw.Samples), sw.LoadStart, sw.Resumed, sw.WallS, sw.Statistic)
+	}
+	median := prev
+	median.Statistic = ""
+	if _, err := Run(context.Background(), Grid(), 1, 0, 2, median, func(Sweep) { t.Error("a point was measured") }); err == nil || !strings.Contains(err.Error(), "median") {
+		t.Errorf("resuming a sweep of medians: error %v", err)
 	}
 }
 

@@ -2,7 +2,9 @@ package cost
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -71,16 +73,21 @@ func (p Point) Step() (Step, error) {
 // Sample is one point's measurement.
 type Sample struct {
 	Point
-	Seconds [NumPhases]float64 `json:"cpu_s"`   // per phase, median CPU seconds
-	Repeats int                `json:"repeats"` // runs the median is over
+	Seconds [NumPhases]float64 `json:"cpu_s"`   // per phase, CPU seconds: the sweep's Statistic over the runs
+	Repeats int                `json:"repeats"` // runs the statistic is over
 	Load    float64            `json:"load"`    // one-minute load average after it (0: not recorded)
 }
+
+// Minimum is the statistic Measure takes over a point's runs (Sweep's
+// Statistic); sweeps written before it took the median, and say nothing.
+const Minimum = "min"
 
 // Sweep is a grid's measurements with the machine's state while they ran.
 type Sweep struct {
 	Samples   []Sample `json:"samples"`
-	LoadStart float64  `json:"load_start"` // one-minute load average before the first point
-	LoadEnd   float64  `json:"load_end"`   // and after the last
+	Statistic string   `json:"statistic,omitempty"` // over a point's runs: Minimum, or empty for the median (older sweeps)
+	LoadStart float64  `json:"load_start"`          // one-minute load average before the first point
+	LoadEnd   float64  `json:"load_end"`            // and after the last
 	CPUs      int      `json:"cpus"`
 	Repeats   int      `json:"repeats"`  // runs per point at most
 	Budget    float64  `json:"budget_s"` // no more runs once one took this much CPU time
@@ -94,7 +101,10 @@ type Sweep struct {
 // stopped part way resumes from what it wrote. The result holds prev's
 // samples of pts and the new ones, in pts' order.
 func Run(ctx context.Context, pts []Point, repeats int, budget float64, cpus int, prev Sweep, onSample func(Sweep)) (Sweep, error) {
-	sw := Sweep{LoadStart: LoadAverage(), CPUs: cpus, Repeats: repeats, Budget: budget, WallS: prev.WallS, Resumed: prev.Resumed}
+	if len(prev.Samples) > 0 && prev.Statistic != Minimum {
+		return Sweep{}, fmt.Errorf("cost: the sweep to resume took the median of each point's runs, this one takes the minimum: measure into a new file")
+	}
+	sw := Sweep{Statistic: Minimum, LoadStart: LoadAverage(), CPUs: cpus, Repeats: repeats, Budget: budget, WallS: prev.WallS, Resumed: prev.Resumed}
 	if len(prev.Samples) > 0 {
 		sw.LoadStart = prev.LoadStart
 		sw.Resumed++
@@ -127,5 +137,23 @@ func Run(ctx context.Context, pts []Point, repeats int, budget float64, cpus int
 	}
 	sw.LoadEnd = LoadAverage()
 	sw.WallS += time.Since(start).Seconds()
+	return sw, nil
+}
+
+// ReadSweep reads a measurement sweep that rollout cost --measure wrote;
+// a file without samples is an error. A missing file's error wraps
+// fs.ErrNotExist.
+func ReadSweep(path string) (Sweep, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Sweep{}, fmt.Errorf("cost: read sweep: %w", err)
+	}
+	var sw Sweep
+	if err := json.Unmarshal(b, &sw); err != nil {
+		return Sweep{}, fmt.Errorf("cost: sweep %s: %w", path, err)
+	}
+	if len(sw.Samples) == 0 {
+		return Sweep{}, fmt.Errorf("cost: sweep %s: no samples", path)
+	}
 	return sw, nil
 }

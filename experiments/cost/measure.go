@@ -33,7 +33,7 @@ func Measured(model policy.Config, batch, promptLen, response int) Step {
 	return Step{Model: model, Prompts: batch, Batch: batch, PromptLen: promptLen, Response: response, Train: train}
 }
 
-// Measurement is the CPU time of each phase of one step, the median over
+// Measurement is the CPU time of each phase of one step, the minimum over
 // Repeats runs.
 type Measurement struct {
 	Step    Step
@@ -42,11 +42,16 @@ type Measurement struct {
 }
 
 // Measure runs s (a step of Measured's form: one scoring pass, one epoch)
-// on a model with random weights, on the calling goroutine alone, and
-// returns each phase's CPU time of the process (policy/cputime), the
-// median of repeats runs; a garbage collection runs before each phase,
-// outside its time. Fewer runs are made once a run has taken more than
-// budget seconds of CPU time (at least one).
+// on a model with random weights, every pass on the calling goroutine
+// (sampling, scoring and the update alike: no team of helpers, whose
+// spinning and waiting would count as CPU time that depends on the load),
+// and returns each phase's CPU time of the process (policy/cputime), the
+// minimum over repeats runs: other jobs on a shared machine only add to
+// a run's CPU time (through the caches and memory bandwidth they take),
+// so the least disturbed run is the closest to the work's own cost. A
+// garbage collection runs before each phase, outside its time. Fewer runs
+// are made once a run has taken more than budget seconds of CPU time (at
+// least one).
 func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint64) (Measurement, error) {
 	if err := s.Validate(); err != nil {
 		return Measurement{}, err
@@ -62,6 +67,7 @@ func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint
 	if err != nil {
 		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
 	}
+	m.SetTeam(nil) // every pass on this goroutine
 	tr, err := policy.NewTrainer(m, policy.DefaultTrainConfig)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
@@ -110,7 +116,7 @@ func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint
 	}
 	out := Measurement{Step: s, Repeats: len(runs[0])}
 	for p := range runs {
-		out.Seconds[p] = median(runs[p])
+		out.Seconds[p] = slices.Min(runs[p])
 	}
 	return out, nil
 }
@@ -180,15 +186,6 @@ func update(m *policy.Model, tr *policy.Trainer, seqs [][]int, promptLen, miniba
 		}
 	}
 	return nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // LoadAverage returns the machine's one-minute load average, or −1 where

@@ -54,29 +54,35 @@ const shortTask = `Task: two-digit addition with the carry scratchpad (responses
 
 const commonBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k and 10k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`
 
-// longTask is the task and base policy of the report on long responses
-// (compute).
-const longTask = `Task: ` + "`long_add`" + ` — 4- to 6-digit addition worked column by column with the rewritten scratchpad: responses of 69–70, 91–92 and 115–116 tokens (EOS included) for 4, 5 and 6 digits, the task's cap being 116 — from the base policy of long_add.yaml's pretraining with seed 1 (1,000 supervised steps; 61.1% greedy accuracy on 200 held-out prompts at step 0 of treerl.md's training design): responses long enough for the generation phase and length caps to show. `
-
 func compute() Report {
+	// A share's figures are the two times (or FLOPs) it is made of; the
+	// checks are on generation's share of step time, derived per run
+	// (shareOf), not recorded.
+	atSize := func(v string, sd float64) Check {
+		return Check{Name: "gen_share_" + v, Claim: "generation takes more than half of a step's time at the " + v + " size", Variant: v, Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05, PilotSD: sd, Premise: "accelerator_decoding"}
+	}
+	trend := func(v string) Check {
+		return Check{Name: "gen_share_grows_" + v, Claim: "generation's share of step time is higher at the " + v + " size than at the tiny one", Variant: v, Metric: "share/gen_time", At: "mean", Want: Higher, Family: design.Secondary}
+	}
 	return Report{
-		Number: 1, Name: "compute", Title: "Where the compute goes",
+		Number: 1, Name: "compute", Experiment: "econ_compute_sizes", Title: "Where the compute goes",
 		Claim:  `"the rollout phase dominates": generation takes most of an RL step's time.`,
 		Source: "verl, OpenRLHF and AReaL system papers",
-		Design: longTask + `Groups of 4 and 16 samples per prompt (8 prompts a step), each at the task's length (` + "`n4_full`" + `, ` + "`n16_full`" + `) and under a cap of 72 tokens (` + "`rollout.max_tokens`" + `: the 4-digit responses fit, the 5- and 6-digit ones are cut at 72; ` + "`n4_cap72`" + `, ` + "`n16_cap72`" + `), 4 steps a run, no filtering, 5 seeds, runs one at a time. Per step: wall time of generation (` + "`timing_s/gen`" + `) and of the update (` + "`timing_s/update`" + `), sampled FLOPs (` + "`budget/flops`" + `: every position's forward pass with its context) and training FLOPs (` + "`budget/train_flops`" + `: π_old's forward and 3× forward per epoch). share/gen_time and share/gen_flops are generation's share of the step's sum, per run; the checks test the share of wall time at the task's length against one half. Wall times depend on what else runs on the machine (the report gives the load average when it was written), and the runs go one variant after another, so differences of wall time between variants mix in the drift of the machine's load (the shares compare generation and update within the same steps); the FLOPs are counts, the same on any machine.`,
+		Design: `Task: ` + "`long_add`" + ` — 4- to 6-digit addition worked column by column with the rewritten scratchpad: responses of 69–70, 91–92 and 115–116 tokens (EOS included) for 4, 5 and 6 digits, the task's cap being 116. Three model sizes, each from its own base policy of long_add's pretraining at seed 1: ` + "`tiny`" + ` (dim 128, 4 layers, 0.87 M parameters; 1,000 supervised steps in float32, the base policy of the earlier design), ` + "`small`" + ` (dim 256, 6 layers, 5.1 M; 100 steps with BF16 products) and ` + "`medium`" + ` (dim 512, 8 layers, 27 M; 60 steps with BF16 products): fewer pretraining steps for the larger sizes because the shared 2-core machine was loaded, so the larger base policies are weaker; a step's cost depends on its responses' lengths (` + "`response_length/mean`" + ` below), not on whether they are right. Every run: 4 samples per prompt, 8 prompts a step, the task's full length, 2 steps, no filtering, float32 RL updates, 3 seeds, runs one at a time. Per step: wall time of generation (` + "`timing_s/gen`" + `) and of the update (` + "`timing_s/update`" + `), sampled FLOPs (` + "`budget/flops`" + `: every position's forward pass with its context) and training FLOPs (` + "`budget/train_flops`" + `: π_old's forward and 3× forward per epoch). share/gen_time and share/gen_flops are generation's share of the step's sum, per run. The primary checks test the share of wall time at each size against one half; the secondary ones whether it grows from tiny to small and to medium. Wall times depend on what else runs on the machine (the load is recorded beside each run), and the sizes ran one after another, so differences of wall time between sizes mix in the drift of the machine's load (a share compares generation and update within the same steps); the FLOPs are counts, the same on any machine. Where generation would become the larger share — at which model size, response length and hardware balance — is the cost model's extrapolation ([cost_model.md](cost_model.md), ` + "`rollout cost`" + `), fitted to CPU time, not to these runs.`,
 		Tables: []Table{{Title: "Cost per step", At: "mean", Metrics: []string{"timing_s/gen", "timing_s/update", "share/gen_time", "budget/flops", "budget/train_flops", "share/gen_flops", "response_length/mean", "response_length/clip_ratio"}}},
 		Checks: []Check{
-			{Variant: "n4_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05, Premise: "accelerator_decoding"},
-			{Variant: "n16_full", Metric: "share/gen_time", At: "mean", Want: Higher, Versus: true, Constant: 0.5, Margin: 0.05, Premise: "accelerator_decoding"},
+			// PilotSD: the SD over seeds of share/gen_time in econ_compute's
+			// n4_full (the tiny size's setting, 5 seeds); none is known for
+			// the larger sizes before their runs.
+			atSize("tiny", 0.027), atSize("small", 0), atSize("medium", 0),
+			trend("small"), trend("medium"),
 		},
-		// The checks are on generation's share of the step's time, a
-		// quantity derived per run (shareOf), not recorded: the figures
-		// are of the two times it is made of.
 		Premises: []design.Premise{{Name: "accelerator_decoding",
 			Text:  "a large model decoding token by token on an accelerator, the setting in which the system papers measure the rollout phase",
-			Unmet: "the test bed is a tiny model sampled and trained on 2 CPU cores"}},
-		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
-		Minutes: 6,
+			Unmet: "the test bed is models of 0.87 to 27 M parameters sampled and trained on 2 CPU cores"}},
+		Plots:     []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "timing_s/update", X: report.XStep}},
+		CostModel: "results/cost_model.json",
+		Minutes:   30,
 	}
 }
 

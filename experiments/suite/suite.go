@@ -79,6 +79,12 @@ type Report struct {
 	// time (Meta.Measure): its checks join Checks, its tables and plots
 	// follow Tables.
 	AnswerTime *AnswerTime
+	// CostModel, when set, is the path, from the repository's root, of a
+	// measurement sweep of the cost model (rollout cost --measure): the
+	// report then ends with the model fitted to it, its prediction for
+	// each variant's step and where generation would become the larger
+	// share (writeCostModel).
+	CostModel string
 	// Minutes is the estimated wall time of the report's runs on the
 	// 2-core machine, for the index while it is not generated.
 	Minutes float64

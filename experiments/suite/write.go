@@ -142,6 +142,11 @@ func Render(w io.Writer, st *tracking.Store, r Report, dir string, meta Meta) (V
 		}
 		p.f("![%s against %s](%s)\n\n", pl.Metric, pl.X, pl.file(r.Name))
 	}
+	if r.CostModel != "" {
+		if err := writeCostModel(p, r); err != nil {
+			return "", err
+		}
+	}
 	writeProvenance(p, runs, meta)
 	return verdict, p.err
 }

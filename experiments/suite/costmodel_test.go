@@ -1,0 +1,57 @@
+package suite
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rollout-rl/rollout/experiments/cost"
+)
+
+// The compute report's cost-model section predicts each variant's step
+// from a sweep (here one made by a known model) and prints the
+// assumptions and the crossovers; a missing sweep is an error naming it.
+func TestWriteCostModel(t *testing.T) {
+	r, ok := Find("compute")
+	if !ok || r.CostModel == "" {
+		t.Fatal("the compute report has no cost model")
+	}
+	truth := cost.Model{Coef: [cost.NumPhases]cost.Coef{
+		{SecPerFLOP: 1e-10, SecPerCall: 1e-4}, {SecPerFLOP: 2e-11, SecPerByte: 1e-10}, {SecPerFLOP: 2e-11}, {SecPerFLOP: 1.5e-11, SecPerByte: 1e-11},
+	}}
+	var sw cost.Sweep
+	for _, pt := range cost.Grid() {
+		s, err := pt.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw.Samples = append(sw.Samples, cost.Sample{Point: pt, Seconds: truth.Predict(s), Repeats: 1})
+	}
+	b, err := json.Marshal(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r.CostModel = filepath.Join(dir, "sweep.json")
+	if err := os.WriteFile(r.CostModel, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir("../..") // the report's config is read from the repository's root
+	var buf bytes.Buffer
+	if err := writeCostModel(&printer{w: &buf}, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"## The cost model's extrapolation", "| tiny | dim 128 × 4 layers", "| small | dim 256 × 6 layers", "| medium | dim 512 × 8 layers", "Cost of one RL step of variant medium", "Assumptions:", "Hardware balance"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	r.CostModel = filepath.Join(dir, "none.json")
+	if err := writeCostModel(&printer{w: &buf}, r); err == nil || !strings.Contains(err.Error(), "none.json") {
+		t.Errorf("a missing sweep: error %v", err)
+	}
+}
