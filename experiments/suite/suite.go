@@ -78,11 +78,23 @@ type Report struct {
 	// Minutes is the estimated wall time of the report's runs on the
 	// 2-core machine, for the index while it is not generated.
 	Minutes float64
+	// Exp is the name of the report's experiment, its config's name;
+	// empty: econ_NAME. A design regenerated under a new name (so that no
+	// run of the old experiment is reused) sets it.
+	Exp string
 }
 
 // Config is the path of the report's config, relative to the repository's
 // root.
 func (r Report) Config() string { return "experiments/configs/econ/" + r.Name + ".yaml" }
+
+// Experiment is the name of the report's experiment (its config's name).
+func (r Report) Experiment() string {
+	if r.Exp != "" {
+		return r.Exp
+	}
+	return "econ_" + r.Name
+}
 
 // Table is one table of a report: one row per variant.
 type Table struct {

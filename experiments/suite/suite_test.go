@@ -102,8 +102,8 @@ func TestReportsAreComplete(t *testing.T) {
 			t.Errorf("report %s: %v", r.Name, err)
 			continue
 		}
-		if !strings.Contains(string(raw), "name: econ_"+r.Name+"\n") {
-			t.Errorf("report %s: its config is not named econ_%s", r.Name, r.Name)
+		if !strings.Contains(string(raw), "\nname: "+r.Experiment()+"\n") {
+			t.Errorf("report %s: its config is not named %s", r.Name, r.Experiment())
 		}
 		variants := []string{}
 		for _, c := range r.Checks {

@@ -195,7 +195,7 @@ func configLink(dir, config string) string {
 // experimentOf reads the report's experiment and its runs, which must all
 // have finished.
 func experimentOf(st *tracking.Store, r Report) (tracking.Experiment, []tracking.Run, error) {
-	return finishedExperiment(st, "econ_"+r.Name, r)
+	return finishedExperiment(st, r.Experiment(), r)
 }
 
 // finishedExperiment reads an experiment and its runs, which must all
