@@ -144,13 +144,13 @@ func temperature() Report {
 		Number: 4, Name: "temperature", Title: "Sampling temperature", Exp: "econ_temperature_v2",
 		Claim:  `a higher rollout temperature gives more diverse rollouts (more unique responses, higher entropy) and better learning through exploration.`,
 		Source: "POLARIS (An et al. 2025), Skywork-OR1 (He et al. 2025)",
-		Design: declaredTask + `Rollout temperature 0.6, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@1, pass@4, maj@4) are drawn at the run's own temperature, so they mix the temperature of the evaluation into the comparison; greedy accuracy does not depend on it, and the learning checks read it. The checks (all primary): ` + "`t1.2`" + ` samples more unique responses a group than ` + "`t1.0`" + ` (effect of interest half a response), ` + "`t1.2`" + ` reaches a higher and ` + "`t0.6`" + ` a lower greedy accuracy at 10,000 sampled tokens (effect of interest 5 points). ` + declaredBudget,
+		Design: declaredTask + `Rollout temperature 0.6, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@1, pass@4, maj@4) are drawn at the run's own temperature, so they mix the temperature of the evaluation into the comparison; greedy accuracy does not depend on it, and the learning checks read it. The checks (all primary): ` + "`t1.2`" + ` samples more unique responses a step than ` + "`t1.0`" + ` (` + "`tree/unique_responses`" + `: the unique responses of a step's 8 groups; effect of interest and margin 4, half a response a group), ` + "`t1.2`" + ` reaches a higher and ` + "`t0.6`" + ` a lower greedy accuracy at 10,000 sampled tokens (effect of interest 5 points). ` + declaredBudget,
 		Tables: []Table{
 			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
 			{Title: "Diversity per step", At: "mean", Metrics: []string{"tree/unique_responses", "rollout/entropy", "groups/zero_std_frac", "reward/mean", "wall_s"}},
 		},
 		Checks: []Check{
-			{Name: "hot_more_diverse", Variant: "t1.2", Metric: "tree/unique_responses", At: "mean", Want: Higher, Margin: 0.5, Effect: 0.5},
+			{Name: "hot_more_diverse", Variant: "t1.2", Metric: "tree/unique_responses", At: "mean", Want: Higher, Margin: 4, Effect: 4},
 			{Name: "hot_learns_more", Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05},
 			{Name: "cold_learns_less", Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02, Effect: 0.05},
 		},
