@@ -80,11 +80,11 @@ func TestSuiteNoRunMissing(t *testing.T) {
 		want []string
 	}{
 		{"none in the store", []string{"--store", empty}, 2,
-			[]string{"--no-run: the store " + empty + " has not run filtering (experiment econ_filtering), max_length (experiment econ_max_length_detours)", "recipe (experiment econ_recipe): run them first"}},
+			[]string{"--no-run: the store " + empty + " has not run filtering (experiment econ_filtering_v2), max_length (experiment econ_max_length_detours)", "recipe (experiment econ_recipe): run them first"}},
 		{"only names a missing one", []string{"--store", partial, "--only", "filtering", "--only", "compute"}, 2,
-			[]string{"has not run filtering (experiment econ_filtering): run them first"}},
+			[]string{"has not run filtering (experiment econ_filtering_v2): run them first"}},
 		{"others skipped", []string{"--store", partial}, 1,
-			[]string{"skipped filtering (experiment econ_filtering): not in the store " + partial + " (--no-run)", "skipped recipe (", "experiment econ_compute_sizes has no runs"}},
+			[]string{"skipped filtering (experiment econ_filtering_v2): not in the store " + partial + " (--no-run)", "skipped recipe (", "experiment econ_compute_sizes has no runs"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := rollout(t, append([]string{"suite", out, "--no-run"}, tc.args...)...)

@@ -1,8 +1,6 @@
 package suite
 
 import (
-	"strings"
-
 	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking/report"
 )
@@ -16,6 +14,12 @@ const (
 
 // evalMetrics are the held-out metrics of the accuracy tables.
 func evalMetrics() []string { return []string{"eval/acc", "eval/pass@k", "eval/maj@k"} }
+
+// evalMetrics1 are evalMetrics with unbiased pass@1, for the reports
+// whose checks read it.
+func evalMetrics1() []string {
+	return []string{"eval/acc", "eval/pass@1", "eval/pass@k", "eval/maj@k"}
+}
 
 // accPlot is eval/acc against sampled tokens.
 func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
@@ -54,6 +58,15 @@ const shortTask = `Task: two-digit addition with the carry scratchpad (responses
 
 const commonBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k and 10k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`
 
+// Task, budget and evaluation of the reports regenerated under issue 25's
+// rules (filtering, temperature, per_prompt, advantage): their configs
+// declare the design, and the seeds come from a pilot.
+const (
+	declaredTask = `Task: two-digit addition with the carry scratchpad (responses of at most 9 characters and EOS), from the quickstart's weak base policy (300 supervised steps, pretraining seed 0, about 50% greedy accuracy): short responses keep a run near a minute on the shared 2 cores, and the base policy leaves room for RL. `
+
+	declaredBudget = `Every run samples 10,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0 and 10,000 sampled tokens on 1,000 held-out prompts drawn from the run's seed (with replacement, from the eval split's one problem in eight of 8,100): greedy accuracy, and 4 samples a prompt at the rollout temperature, from which unbiased pass@1, pass@4 and maj@4. The design (checks, base policy, seeds) was committed in the config before the first run under a new experiment name, so no earlier run is reused; the number of seeds was set from a 3-seed pilot (` + "`rollout plan --pilot 3`" + `, seeds after the design's) for 80% power at each primary check's effect of interest, capped at 20 and by the compute of the session (the config says which bound); every variant runs on every seed, so every test is paired.`
+)
+
 func compute() Report {
 	// A share's figures are the two times (or FLOPs) it is made of; the
 	// checks are on generation's share of step time, derived per run
@@ -88,23 +101,25 @@ func compute() Report {
 
 func filtering() Report {
 	return Report{
-		Number: 2, Name: "filtering", Title: "Filtering (DAPO dynamic sampling)",
+		Number: 2, Name: "filtering", Title: "Filtering (DAPO dynamic sampling)", Experiment: "econ_filtering_v2",
 		Claim:  `dynamic sampling — dropping groups whose rewards are all equal and drawing more prompts — "saves compute without hurting learning".`,
 		Source: "DAPO (Yu et al. 2025), dynamic sampling",
-		Design: shortTask + `Most groups of the weak base policy are all wrong at first, so filtering has groups to drop. Variants: ` + "`no_filter`" + ` (every group trained on), ` + "`filter`" + ` (groups with equal rewards dropped, no extra prompts) and ` + "`filter_resample2`" + ` (up to 2 extra rounds of prompts to refill the batch); 8 prompts × 8 samples a step. Compute saved is measured as training FLOPs at equal sampled tokens (filtered groups are never trained on). ` + `Every run samples 20,000 tokens (` + "`train.total_tokens`" + `, never exceeded) and is evaluated at 0, 5k, 10k, 15k and 20k sampled tokens (greedy accuracy, pass@4 and maj@4 from 4 samples, 100 held-out prompts); 5 seeds per variant, shared, so every test is paired.`,
+		Design: declaredTask + `Filtering drops the groups whose rewards are all equal (all right or all wrong); the per-step table gives how many. Variants: ` + "`no_filter`" + ` (every group trained on) and ` + "`filter_resample2`" + ` (DAPO's dynamic sampling: groups with equal rewards dropped, up to 2 extra rounds of prompts to refill the batch); 8 prompts × 8 samples a step. Dropped groups were sampled, so they count in the budget of sampled tokens; they are never trained on, so compute saved is measured as training FLOPs at equal sampled tokens. The checks: training FLOPs lower, and unbiased pass@1 not worse by more than 3 points (primary); greedy accuracy not worse by more than 3 points (secondary). ` + declaredBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 20,000 sampled tokens", At: "tokens:20000", Metrics: evalMetrics()},
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: "tokens:10000", Metrics: evalMetrics()},
-			{Title: "Compute at 20,000 sampled tokens", At: "tokens:20000", Metrics: []string{"budget/train_flops_cum"}},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
+			{Title: "The base policy (0 sampled tokens)", At: "tokens:0", Metrics: evalMetrics1()},
+			{Title: "Compute at 10,000 sampled tokens", At: atEnd, Metrics: []string{"budget/train_flops_cum"}},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/filtered", "groups/kept", "groups/resample_rounds", "groups/zero_std_frac", "wall_s"}},
 		},
+		// The config declares the design (its checks are these); these
+		// serve a config that declares none.
 		Checks: []Check{
-			{Variant: "filter", Metric: "budget/train_flops_cum", At: "tokens:20000", Want: Lower, Margin: 0},
-			{Variant: "filter", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
-			{Variant: "filter_resample2", Metric: "eval/acc", At: "tokens:20000", Want: NotWorse, Margin: 0.03},
+			{Name: "filter_saves_compute", Variant: "filter_resample2", Metric: "budget/train_flops_cum", At: atEnd, Want: Lower, Margin: 0, Effect: 6e9},
+			{Name: "filter_keeps_learning", Variant: "filter_resample2", Metric: "eval/pass@1", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Name: "filter_keeps_greedy", Variant: "filter_resample2", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03, Family: design.Secondary},
 		},
-		Plots:   []Plot{accPlot(), {Metric: "budget/train_flops_cum", X: report.XTokens}},
-		Minutes: 7,
+		Plots:   []Plot{{Metric: "eval/pass@1", X: report.XTokens}, accPlot(), {Metric: "budget/train_flops_cum", X: report.XTokens}},
+		Minutes: 30,
 	}
 }
 
@@ -142,21 +157,21 @@ func stale() Report {
 
 func temperature() Report {
 	return Report{
-		Number: 4, Name: "temperature", Title: "Sampling temperature",
+		Number: 4, Name: "temperature", Title: "Sampling temperature", Experiment: "econ_temperature_v2",
 		Claim:  `a higher rollout temperature gives more diverse rollouts (more unique responses, higher entropy) and better learning through exploration.`,
 		Source: "POLARIS (An et al. 2025), Skywork-OR1 (He et al. 2025)",
-		Design: shortTask + `Rollout temperature 0.6, 0.8, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@4, maj@4) are drawn at the run's own temperature; greedy accuracy does not depend on it. ` + commonBudget,
+		Design: declaredTask + `Rollout temperature 0.6, 1.0 (baseline) and 1.2, no filtering, 8 prompts × 8 samples a step. Evaluation samples (pass@1, pass@4, maj@4) are drawn at the run's own temperature, so they mix the temperature of the evaluation into the comparison; greedy accuracy does not depend on it, and the learning checks read it. The checks (all primary): ` + "`t1.2`" + ` samples more unique responses a step than ` + "`t1.0`" + ` (` + "`tree/unique_responses`" + `: the unique responses of a step's 8 groups; effect of interest and margin 4, half a response a group), ` + "`t1.2`" + ` reaches a higher and ` + "`t0.6`" + ` a lower greedy accuracy at 10,000 sampled tokens (effect of interest 5 points). ` + declaredBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
-			{Title: "Diversity per step", At: "mean", Metrics: []string{"tree/unique_responses", "rollout/entropy", "groups/zero_std_frac", "reward/mean"}},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
+			{Title: "Diversity per step", At: "mean", Metrics: []string{"tree/unique_responses", "rollout/entropy", "groups/zero_std_frac", "reward/mean", "wall_s"}},
 		},
 		Checks: []Check{
-			{Variant: "t1.2", Metric: "tree/unique_responses", At: "mean", Want: Higher, Margin: 0.5},
-			{Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
-			{Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
+			{Name: "hot_more_diverse", Variant: "t1.2", Metric: "tree/unique_responses", At: "mean", Want: Higher, Margin: 4, Effect: 4},
+			{Name: "hot_learns_more", Variant: "t1.2", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05},
+			{Name: "cold_learns_less", Variant: "t0.6", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02, Effect: 0.05},
 		},
 		Plots:   []Plot{accPlot(), {Metric: "tree/unique_responses", X: report.XTokens}},
-		Minutes: 6,
+		Minutes: 35,
 	}
 }
 
@@ -192,60 +207,63 @@ func maxLength() Report {
 
 func quantized() Report {
 	return Report{
-		Number: 6, Name: "quantized", Title: "Quantized sampling",
+		Number: 6, Name: "quantized", Title: "Quantized sampling", Experiment: "econ_quantized_v2",
 		Claim:  `"quantized inference for the sampling phase" makes generation cheaper, and a truncated importance-sampling correction (TIS) absorbs the sampler–learner mismatch.`,
 		Source: "FlashRL / TIS (Yao et al. 2025)",
-		Design: strings.Replace(shortTask, "keep 5 seeds", "keep 20 seeds", 1) + `Variants: float32 sampling (baseline), int8 sampling (W8A8: weights and activations in int8 with VNNI dot products where the CPU has them, weight-only int8 elsewhere) without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step. It measures this build's int8 engine. ` + strings.Replace(commonBudget, "5 seeds per variant", "20 seeds per variant", 1),
+		Design: declaredTask + `Variants: float32 sampling (baseline), int8 sampling (W8A8: weights and activations in int8 with VNNI dot products where the CPU has them, weight-only int8 elsewhere) without correction and with TIS (cap 2); no filtering, 8 prompts × 8 samples a step; the evaluation runs the float32 policy. It measures this build's int8 engine. The checks (primary): int8's generation time a step lower than float32's, on runs made side by side (` + "`rollout run --interleave --workers 3`" + `), and ` + "`int8_tis`" + `'s unbiased pass@1 at 10,000 sampled tokens not worse by more than 3 points; ` + "`int8`" + ` without correction not worse by 3 points (secondary). ` + declaredBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
 			{Title: "Cost and mismatch per step", At: "mean", Metrics: []string{"timing_s/gen", "mismatch/kl", "mismatch/abs_logp", "is/ratio_mean", "wall_s"}},
 		},
 		Checks: []Check{
-			{Variant: "int8", Metric: "timing_s/gen", At: "mean", Want: Lower, Margin: 0},
-			{Variant: "int8_tis", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Name: "int8_gen_cheaper", Variant: "int8", Metric: "timing_s/gen", At: "mean", Want: Lower, Margin: 0},
+			{Name: "tis_keeps_learning", Variant: "int8_tis", Metric: "eval/pass@1", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Name: "int8_keeps_learning", Variant: "int8", Metric: "eval/pass@1", At: atEnd, Want: NotWorse, Margin: 0.03, Family: design.Secondary},
 		},
-		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, accPlot()}, // the checks: generation time, then accuracy
-		Minutes: 5,
+		Plots:   []Plot{{Metric: "timing_s/gen", X: report.XStep}, {Metric: "eval/pass@1", X: report.XTokens}}, // the checks: generation time, then accuracy
+		Minutes: 40,
 	}
 }
 
 func perPrompt() Report {
 	return Report{
-		Number: 7, Name: "per_prompt", Title: "Rollouts per prompt",
+		Number: 7, Name: "per_prompt", Title: "Rollouts per prompt", Experiment: "econ_per_prompt_v2",
 		Claim:  `at a fixed number of samples per step, more rollouts per prompt ("64 rollouts per prompt") beat more prompts with fewer rollouts each.`,
 		Source: "BroRL (Hu et al. 2025); DeepSeek-R1 and Kimi k1.5 group sizes",
-		Design: shortTask + `64 leaves a step as 4×16, 8×8 (baseline), 16×4 and 32×2 prompts × rollouts, flat sampling, GRPO advantages, no filtering (it would drop more of the small groups). ` + commonBudget,
+		Design: declaredTask + `64 samples a step as 4×16, 8×8 (baseline) and 32×2 prompts × rollouts, flat sampling, GRPO advantages, no filtering (it would drop more of the small groups). The checks: ` + "`p4_n16`" + ` reaches a higher and ` + "`p32_n2`" + ` a lower unbiased pass@1 than ` + "`p8_n8`" + ` at 10,000 sampled tokens (primary; effect of interest 5 points), and the same on greedy accuracy (secondary). ` + declaredBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
-			{Title: "Held-out accuracy at 5,000 sampled tokens", At: atMid, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "groups/zero_std_frac", "reward/mean", "wall_s"}},
 		},
 		Checks: []Check{
-			{Variant: "p4_n16", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02},
-			{Variant: "p32_n2", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02},
+			{Name: "more_rollouts_better", Variant: "p4_n16", Metric: "eval/pass@1", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05},
+			{Name: "fewer_rollouts_worse", Variant: "p32_n2", Metric: "eval/pass@1", At: atEnd, Want: Lower, Margin: 0.02, Effect: 0.05},
+			{Name: "more_rollouts_better_greedy", Variant: "p4_n16", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05, Family: design.Secondary},
+			{Name: "fewer_rollouts_worse_greedy", Variant: "p32_n2", Metric: "eval/acc", At: atEnd, Want: Lower, Margin: 0.02, Effect: 0.05, Family: design.Secondary},
 		},
-		Plots:   []Plot{accPlot()},
-		Minutes: 6,
+		Plots:   []Plot{{Metric: "eval/pass@1", X: report.XTokens}, accPlot()},
+		Minutes: 35,
 	}
 }
 
 func advantage() Report {
 	return Report{
-		Number: 8, Name: "advantage", Title: "Advantage estimators",
+		Number: 8, Name: "advantage", Title: "Advantage estimators", Experiment: "econ_advantage_v2",
 		Claim:  `the estimator matters: Dr. GRPO's and RLOO's unbiased variants are at least as good as GRPO, and on tree rollouts TreeRL's tree advantage (and TreePO's subgroup advantage) beats plain GRPO advantages.`,
 		Source: "Dr. GRPO (Liu et al. 2025), RLOO (Ahmadian et al. 2024), TreeRL (Hou et al. 2025), TreePO (Li et al. 2025)",
-		Design: shortTask + `Flat rollouts (8 samples) with ` + "`grpo`" + ` (baseline), ` + "`dr_grpo`" + ` and ` + "`rloo`" + `; entropy-tree rollouts (M=2, N=1, L=1, T=3: 8 leaves) with ` + "`grpo`" + `, ` + "`tree`" + ` and ` + "`tree_subgroup`" + `. 8 prompts a step, no filtering. ` + commonBudget,
+		Design: declaredTask + `Flat rollouts (8 samples) with ` + "`grpo`" + ` (baseline), ` + "`dr_grpo`" + ` (with its sequence-sum loss normalisation) and ` + "`rloo`" + `; entropy-tree rollouts (M=2, N=1, L=1, T=3: 8 leaves) with ` + "`grpo`" + `, ` + "`tree`" + ` and ` + "`tree_subgroup`" + `. 8 prompts a step, no filtering. The checks, all on unbiased pass@1 at 10,000 sampled tokens and primary: ` + "`flat_dr_grpo`" + ` and ` + "`flat_rloo`" + ` not worse than ` + "`flat_grpo`" + ` by more than 3 points; ` + "`tree_tree`" + ` and ` + "`tree_subgroup`" + ` higher than ` + "`tree_grpo`" + ` (effect of interest 5 points). ` + declaredBudget,
 		Tables: []Table{
-			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics()},
+			{Title: "Held-out accuracy at 10,000 sampled tokens", At: atEnd, Metrics: evalMetrics1()},
 			{Title: "Per step", At: "mean", Metrics: []string{"steps", "reward/mean", "actor/grad_norm", "wall_s"}},
 		},
 		Checks: []Check{
-			{Variant: "flat_dr_grpo", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
-			{Variant: "flat_rloo", Metric: "eval/acc", At: atEnd, Want: NotWorse, Margin: 0.03},
-			{Variant: "tree_tree", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Baseline: "tree_grpo"},
+			{Name: "dr_grpo_not_worse", Variant: "flat_dr_grpo", Metric: "eval/pass@1", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Name: "rloo_not_worse", Variant: "flat_rloo", Metric: "eval/pass@1", At: atEnd, Want: NotWorse, Margin: 0.03},
+			{Name: "tree_advantage_better", Variant: "tree_tree", Metric: "eval/pass@1", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05, Baseline: "tree_grpo"},
+			{Name: "subgroup_advantage_better", Variant: "tree_subgroup", Metric: "eval/pass@1", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05, Baseline: "tree_grpo"},
 		},
-		Plots:   []Plot{accPlot()},
-		Minutes: 9,
+		Plots:   []Plot{{Metric: "eval/pass@1", X: report.XTokens}, accPlot()},
+		Minutes: 70,
 	}
 }
 
