@@ -191,6 +191,10 @@ marks() {
 	echo
 	table tokens:30000 random_tree
 	echo
+	echo "## Trees trained packed"
+	echo
+	echo "Training a tree packed (\`train.tree_packing\`, each shared prefix run forward and backward once; off by default) changes no result beyond float32 rounding. Measured on the earlier design of this report (build d1ba93b, 2026-12-03): its \`eptree_entropy\` and \`segment_tree\` runs at seed 1 (\`rollout run experiments/configs/strategies.yaml --shard 5/20 --set train.tree_packing=true\`, and again with \`=false\`) sampled the same tokens and got the same rewards, losses and evaluations at every step (42 and 79 steps); only the gradient norm and the rollout entropy differed, by at most 4e-7 relative, and the update FLOPs fell by 74% and 67%. The runs above train per leaf (packing off)."
+	echo
 	echo "## How it was made"
 	echo
 	echo '```sh'
