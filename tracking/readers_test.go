@@ -84,9 +84,12 @@ func TestReadersDoNotStallWriter(t *testing.T) {
 	defer func() { close(stop); <-writerDone }()
 	last := -1
 	for i := range 15 {
-		before := commits.Load()
 		snapshotView(t, path, i, &last)
-		for commits.Load() == before { // one more commit before the next read
+		// One more commit before the next read. The counter moves after
+		// CommitStep returns, so one commit the read saw may not be counted
+		// yet: two more counted commits include one the read did not see.
+		seen := commits.Load()
+		for commits.Load() < seen+2 {
 			time.Sleep(time.Millisecond)
 		}
 	}

@@ -15,17 +15,13 @@ import (
 func TestCost(t *testing.T) {
 	dir := t.TempDir()
 	meas := filepath.Join(dir, "m.json")
-	var sw cost.Sweep
 	var truth cost.Model
 	for p := range cost.NumPhases {
 		truth.Coef[p] = cost.Coef{SecPerFLOP: 2e-11, SecPerByte: 1e-10, SecPerCall: 1e-5}
 	}
-	for _, pt := range cost.Grid() {
-		s, err := pt.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw.Samples = append(sw.Samples, cost.Sample{Point: pt, Seconds: truth.Predict(s), Repeats: 1})
+	sw, err := cost.SweepOf(truth)
+	if err != nil {
+		t.Fatal(err)
 	}
 	b, _ := json.Marshal(sw)
 	if err := os.WriteFile(meas, b, 0o644); err != nil {

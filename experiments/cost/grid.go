@@ -95,6 +95,21 @@ type Sweep struct {
 	Resumed   int      `json:"resumed"`  // times the sweep was resumed from its file
 }
 
+// SweepOf is the sweep a machine whose every step costs exactly m's
+// prediction would measure: each point of Grid once. It is what a fit
+// must recover, for tests of the fit and of what reads a sweep.
+func SweepOf(m Model) (Sweep, error) {
+	var sw Sweep
+	for _, pt := range Grid() {
+		s, err := pt.Step()
+		if err != nil {
+			return Sweep{}, err
+		}
+		sw.Samples = append(sw.Samples, Sample{Point: pt, Seconds: m.Predict(s), Repeats: 1})
+	}
+	return sw, nil
+}
+
 // Run measures every point of pts (Measure, at most repeats runs each,
 // fewer once a run took budget CPU seconds) that prev does not hold
 // already, calling onSample with the sweep so far after each: a sweep

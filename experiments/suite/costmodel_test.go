@@ -22,13 +22,9 @@ func TestWriteCostModel(t *testing.T) {
 	truth := cost.Model{Coef: [cost.NumPhases]cost.Coef{
 		{SecPerFLOP: 1e-10, SecPerCall: 1e-4}, {SecPerFLOP: 2e-11, SecPerByte: 1e-10}, {SecPerFLOP: 2e-11}, {SecPerFLOP: 1.5e-11, SecPerByte: 1e-11},
 	}}
-	var sw cost.Sweep
-	for _, pt := range cost.Grid() {
-		s, err := pt.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sw.Samples = append(sw.Samples, cost.Sample{Point: pt, Seconds: truth.Predict(s), Repeats: 1})
+	sw, err := cost.SweepOf(truth)
+	if err != nil {
+		t.Fatal(err)
 	}
 	b, err := json.Marshal(sw)
 	if err != nil {
