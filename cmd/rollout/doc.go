@@ -436,9 +436,9 @@
 // own tokens (pass@n over the K samples, interpolated in n: matched budgets) the paired
 // bootstrap differences; and the i.i.d. tokens needed to reach the method's PassRate with
 // their ratio (TreeRL reports about 0.5). Then, at each shape, the fork scores compared on
-// the same prompts: entropy against random and entropy against surprisal forks, the paired
+// the same prompts: every score against random forks and entropy against surprisal forks, the paired
 // bootstrap difference of their PassRates, the difference of their tokens per prompt, the
-// prompts only one of the two passes and the exact McNemar p-value. Then the i.i.d. responses' mean length, their mean
+// prompts only one of the two passes and the exact McNemar p-value (uncorrected). Then the i.i.d. responses' mean length, their mean
 // entropy by preceding character, and the seconds each method took. --out PREFIX writes
 // PREFIX_passrate.png, PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by
 // response position, and the share of forks at each position that changed the outcome).

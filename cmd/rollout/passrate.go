@@ -44,9 +44,9 @@ tokens per prompt, PassRate (share of prompts with at least one correct leaf) an
 accuracy with 95% bootstrap intervals over prompts, and against i.i.d. sampling at the same
 tokens (pass@n over the K samples, interpolated in n) the paired bootstrap difference and the
 i.i.d. tokens needed for the tree's pass rate. At each shape it compares the fork scores,
-entropy against random and entropy against surprisal: the paired bootstrap difference of their
-PassRates over the same prompts and the exact McNemar test on the prompts only one of them
-passes. With --out PREFIX it writes PREFIX_passrate.png,
+every score against random and entropy against surprisal: the paired bootstrap difference of
+their PassRates over the same prompts and the exact McNemar test (uncorrected) on the prompts
+only one of them passes. With --out PREFIX it writes PREFIX_passrate.png,
 PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by response position, and where forks
 change the outcome).
 

@@ -73,22 +73,25 @@ func McNemarExact(b, c int) float64 {
 	return math.Min(1, 2*tail)
 }
 
-// forkPairs lists the pairs of fork scores compared at each shape: entropy
-// forks against random forks, and against surprisal forks.
-var forkPairs = [][2]string{{"entropy", "random"}, {"entropy", "surprisal"}}
-
-// ForkScorePairs compares, at each tree shape, the entropy-forking method
-// with the random- and surprisal-forking methods of the same shape (those
-// present among methods, matched by Shape).
+// ForkScorePairs compares, at each tree shape, every fork score with
+// random forks of the same shape (the baseline of a fork rule), and
+// entropy forks with surprisal forks: A is the method of the score, B the
+// one it is compared with. Methods without a shape (i.i.d., segment trees)
+// are not paired. Pairs come in the methods' order, each method's pair
+// with random first.
 func ForkScorePairs(methods []Method, bs Bootstrap) ([]Pair, error) {
 	var pairs []Pair
 	for _, a := range methods {
-		for _, fp := range forkPairs {
-			if a.Family != fp[0] || a.Shape == "" {
-				continue
-			}
+		if a.Shape == "" || a.Family == "random" {
+			continue
+		}
+		against := []string{"random"}
+		if a.Family == "entropy" {
+			against = append(against, "surprisal")
+		}
+		for _, fam := range against {
 			for _, b := range methods {
-				if b.Family != fp[1] || b.Shape != a.Shape {
+				if b.Family != fam || b.Shape != a.Shape {
 					continue
 				}
 				p, err := ComparePair(a, b, bs)

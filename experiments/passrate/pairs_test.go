@@ -73,8 +73,9 @@ func TestComparePair(t *testing.T) {
 	}
 }
 
-// TestForkScorePairs checks which methods are paired: entropy against
-// random and surprisal of the same shape only, in that order.
+// TestForkScorePairs checks which methods are paired: every fork score
+// against random of the same shape, and entropy against surprisal, in
+// that order; random, segment trees and methods of another shape are not.
 func TestForkScorePairs(t *testing.T) {
 	ms := []Method{
 		outcomes("entropy(2,2,1,1)", "entropy", "2,2,1,1", "1100", 6, 10),
@@ -83,6 +84,7 @@ func TestForkScorePairs(t *testing.T) {
 		outcomes("entropy(6,2,1,2)", "entropy", "6,2,1,2", "1110", 30, 10),
 		outcomes("random(6,2,1,2)", "random", "6,2,1,2", "1111", 30, 10),
 		outcomes("segment(16,2,8)", "segment", "", "1111", 8, 10),
+		outcomes("step_entropy(6,2,1,2)", "step_entropy", "6,2,1,2", "0001", 30, 10),
 	}
 	pairs, err := ForkScorePairs(ms, Bootstrap{Resamples: 100, Level: 0.95, Seed: 1})
 	if err != nil {
@@ -92,11 +94,15 @@ func TestForkScorePairs(t *testing.T) {
 	for _, p := range pairs {
 		got = append(got, p.A+" − "+p.B)
 	}
-	want := []string{"entropy(2,2,1,1) − random(2,2,1,1)", "entropy(2,2,1,1) − surprisal(2,2,1,1)", "entropy(6,2,1,2) − random(6,2,1,2)"}
+	want := []string{"entropy(2,2,1,1) − random(2,2,1,1)", "entropy(2,2,1,1) − surprisal(2,2,1,1)",
+		"surprisal(2,2,1,1) − random(2,2,1,1)", "entropy(6,2,1,2) − random(6,2,1,2)", "step_entropy(6,2,1,2) − random(6,2,1,2)"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("pairs %q, want %q", got, want)
 	}
-	if !near(pairs[2].DiffPass.Est, -0.25) || pairs[2].OnlyB != 1 {
-		t.Errorf("entropy(6,2,1,2) − random(6,2,1,2): %+v, want −0.25 with one prompt only random passes", pairs[2])
+	if !near(pairs[3].DiffPass.Est, -0.25) || pairs[3].OnlyB != 1 {
+		t.Errorf("entropy(6,2,1,2) − random(6,2,1,2): %+v, want −0.25 with one prompt only random passes", pairs[3])
+	}
+	if !near(pairs[4].DiffPass.Est, -0.75) || pairs[4].OnlyA != 0 || pairs[4].OnlyB != 3 {
+		t.Errorf("step_entropy(6,2,1,2) − random(6,2,1,2): %+v, want −0.75 with three prompts only random passes", pairs[4])
 	}
 }

@@ -84,8 +84,9 @@ type Result struct {
 	// Seconds is the wall time of each method's sampling, i.i.d. ("iid")
 	// included.
 	Seconds map[string]float64
-	// Pairs compares fork scores at the same shape: entropy against random
-	// and against surprisal forks (see ForkScorePairs).
+	// Pairs compares fork scores at the same shape: every score against
+	// random forks, and entropy against surprisal forks (see
+	// ForkScorePairs).
 	Pairs []Pair
 }
 
