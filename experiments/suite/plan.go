@@ -51,6 +51,11 @@ func Plan(src report.Source, experiment, baseline string, d design.Design, seeds
 	var out []Estimate
 	cache := map[[2]string]map[string]map[int64]float64{}
 	for _, c := range d.Checks {
+		if c.Metric == design.AnswerMetric {
+			out = append(out, Estimate{Check: c, Against: c.Baseline, Effect: c.SmallestEffect(),
+				Err: fmt.Errorf("measured at answer time when the report is written, not from the pilot's runs")})
+			continue
+		}
 		key := [2]string{c.Metric, c.At}
 		vals, ok := cache[key]
 		if !ok {

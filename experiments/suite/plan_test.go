@@ -134,4 +134,10 @@ func TestPlanErrors(t *testing.T) {
 	if err := WritePlan(&buf, ests, d, 5); err != nil || strings.Contains(buf.String(), "pilot_sd:") || !strings.Contains(buf.String(), "no basis to plan") {
 		t.Errorf("plan of σ_d = 0 (%v):\n%s", err, buf.String())
 	}
+	// A check on the answer-time measurement is not read from the pilot's runs.
+	d.Checks = []Check{{Variant: "majority of 16", Baseline: "majority of 1", Metric: design.AnswerMetric, At: "answer time, base policy", Want: Higher, Effect: 0.05}}
+	ests, err = Plan(synthetic(5, 0.1, 0.01), "pilot", "base", d, 5, report.Options{})
+	if err != nil || len(ests) != 1 || ests[0].Err == nil || !strings.Contains(ests[0].Err.Error(), "measured at answer time") || ests[0].Against != "majority of 1" {
+		t.Errorf("answer-time check: %+v, %v", ests, err)
+	}
 }
