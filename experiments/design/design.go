@@ -232,6 +232,9 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 		switch {
 		case c.Variant == "":
 			return fail(key+".variant", "empty: name the variant the check tests")
+		case c.Metric == AnswerMetric && c.Baseline == "":
+			return fail(key+".baseline", "empty: an answer-time check names the rule it is compared with")
+		case c.Metric == AnswerMetric:
 		case !slices.Contains(variants, c.Variant):
 			return fail(key+".variant", "%q is not a variant (variants: %s)", c.Variant, strings.Join(variants, ", "))
 		case c.Baseline != "" && !slices.Contains(variants, c.Baseline):
@@ -257,7 +260,7 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 		if c.At != "mean" && slices.Contains(meanOnly, c.Metric) {
 			return fail(key+".at", "%q: %s is a run's whole-run figure, read only at mean", c.At, c.Metric)
 		}
-		if c.At != "mean" && parseAt != nil {
+		if c.At != "mean" && c.Metric != AnswerMetric && parseAt != nil {
 			if err := parseAt(c.At); err != nil {
 				return fail(key+".at", "%v", err)
 			}
@@ -269,6 +272,14 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 	}
 	return nil
 }
+
+// AnswerMetric is the metric of a check on a report's measurement at
+// answer time (test-time compute) rather than on its runs' records: its
+// variant and baseline name the selection rules compared, as the report
+// names them ("reward-model best-of-16", "majority of 16 at the same
+// tokens"), and its point the policy measured ("answer time, base
+// policy", "answer time, after RL").
+const AnswerMetric = "answer accuracy"
 
 // meanOnly lists the metrics a report derives from a whole run, which a
 // check reads only at "mean": no step, token mark or run's end has them.

@@ -30,6 +30,15 @@ func TestValidate(t *testing.T) {
 		{"wall time at a point", func(d *Design) { d.Checks[0].Metric = "wall_s" }, `checks[0].at: "final": wall_s is a run's whole-run figure, read only at mean`},
 		{"twice", func(d *Design) { d.Checks = append(d.Checks, ok) }, `checks[1]: check "v eval/acc final" is declared twice`},
 		{"premise twice", func(d *Design) { d.Premises = []Premise{{Name: "p"}, {Name: "p"}} }, `premises[1].name: premise "p" is declared twice`},
+		{"answer time", func(d *Design) {
+			d.Checks[0] = Check{Variant: "reward-model best-of-16", Baseline: "reward-model best-of-1", Metric: AnswerMetric, At: "answer time, base policy", Want: Higher}
+		}, ""},
+		{"answer time against nothing", func(d *Design) {
+			d.Checks[0] = Check{Variant: "reward-model best-of-16", Metric: AnswerMetric, At: "answer time, base policy", Want: Higher}
+		}, "checks[0].baseline: empty: an answer-time check names the rule it is compared with"},
+		{"answer time without a point", func(d *Design) {
+			d.Checks[0] = Check{Variant: "majority of 16", Baseline: "majority of 1", Metric: AnswerMetric, Want: Higher}
+		}, "checks[0].at: empty"},
 	}
 	parseAt := func(at string) error {
 		if at == "later" {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/tracking"
 	"github.com/rollout-rl/rollout/tracking/report/stats"
@@ -40,6 +41,9 @@ type AnswerTime struct {
 // AnswerCheck compares one selection rule at N with another at answer
 // time, paired over seeds.
 type AnswerCheck struct {
+	// Name identifies the check, as a design that declares it names it
+	// (design.Check.Name).
+	Name string
 	// Policy is PolicyBase or PolicyRL.
 	Policy string
 	// Method and N name the rule tested (rl.TTCPoint.Method and N).
@@ -197,11 +201,11 @@ func (r answerResults) outcome(c AnswerCheck) (Outcome, error) {
 	if len(a) == 0 || len(b) == 0 {
 		return Outcome{}, fmt.Errorf("answer time: %s policy has no points of %s at N=%d or %s at N=%d", c.Policy, c.Method, c.N, c.Against, c.AgainstN)
 	}
-	check := Check{Variant: ruleName(c.Method, c.N), Metric: "answer accuracy", At: "answer time, " + policyName(c.Policy), Want: c.Want, Margin: c.Margin}
 	against := ruleName(c.Against, c.AgainstN)
 	if c.AgainstN == 0 {
 		against = ruleName(c.Against, 0) + " at the same tokens"
 	}
+	check := Check{Name: c.Name, Variant: ruleName(c.Method, c.N), Baseline: against, Metric: design.AnswerMetric, At: "answer time, " + policyName(c.Policy), Want: c.Want, Margin: c.Margin}
 	return compare(check, against, a, b)
 }
 

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/experiments/rl"
 	"github.com/rollout-rl/rollout/tracking"
 )
@@ -143,5 +145,44 @@ func TestRenderAnswerTime(t *testing.T) {
 	}
 	if _, err := Write(st, r, dir, Meta{Measure: failing}); err == nil || !strings.Contains(err.Error(), "run v1 (v seed 1)") || !strings.Contains(err.Error(), "no final policy") {
 		t.Errorf("failed measurement: %v", err)
+	}
+}
+
+// A check on the answer-time measurement declared in the design recorded
+// before the runs is confirmatory, an undeclared one exploratory; a
+// declared one the report does not measure is an error naming it.
+func TestAnswerTimeDeclared(t *testing.T) {
+	hand := handResults([]float64{0.05, 0.06, 0.04, 0.05, 0.05})
+	measure := func(run tracking.Run, policy string, spec Spec) (Measured, error) {
+		return Measured{Points: hand.points[policy][run.Seed]}, nil
+	}
+	rm := AnswerCheck{Name: "rm_gain", Policy: PolicyRL, Method: "best_of_n", N: 2, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02}
+	tree := AnswerCheck{Policy: PolicyBase, Method: "tree_majority", N: 2, Against: "majority", Want: NotWorse, Margin: 0.03}
+	r := Report{Name: "x", AnswerTime: &AnswerTime{Variant: "v", Ns: []int{1, 2}, TreeLeaves: []int{2}, Checks: []AnswerCheck{rm, tree}}}
+	d := design.Default()
+	d.Checks = []Check{{Name: "rm_gain", Variant: "reward-model best-of-2", Baseline: "reward-model best-of-1", Metric: design.AnswerMetric, At: "answer time, after RL", Want: Higher, Margin: 0.02}}
+	st := fakeDesigned(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05}, &d, time.Time{})
+	exp, runs, err := experimentOf(st, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, _, _, err := evaluateReport(st, r, exp, runs, Meta{Measure: measure})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 || outs[0].ID() != "rm_gain" || outs[0].Exploratory || outs[0].Verdict != Holds {
+		t.Errorf("declared answer-time check: %+v", outs[0])
+	}
+	if !outs[1].Exploratory || outs[1].Why != "not declared in the recorded design" {
+		t.Errorf("undeclared answer-time check: %+v", outs[1])
+	}
+
+	d.Checks[0].Margin = 0.05 // a check the report does not compute
+	st = fakeDesigned(t, []float64{0.05, 0.06, 0.04, 0.05, 0.05}, &d, time.Time{})
+	if exp, runs, err = experimentOf(st, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := evaluateReport(st, r, exp, runs, Meta{Measure: measure}); err == nil || !strings.Contains(err.Error(), "the design's check rm_gain") {
+		t.Errorf("a declared answer-time check the report does not measure: %v", err)
 	}
 }

@@ -87,17 +87,45 @@ func loadDesign(st *tracking.Store, exp string, runs []tracking.Run, r Report) (
 	return d, nil
 }
 
-// checks lists the checks a report computes: the recorded design's
-// declared checks, then the report's own that the design does not
-// declare.
+// checks lists the checks a report computes from its runs' records: the
+// recorded design's declared checks (but those on the answer-time
+// measurement, design.AnswerMetric, which the report's AnswerTime
+// computes), then the report's own that the design does not declare.
 func (d designed) checks(r Report) []Check {
-	out := slices.Clone(d.Design.Checks)
+	var out []Check
+	for _, c := range d.Design.Checks {
+		if c.Metric != design.AnswerMetric {
+			out = append(out, c)
+		}
+	}
 	for _, c := range r.Checks {
 		if _, ok := d.Design.Find(c); !ok || d.Record == nil {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// answered reports an error for a check the design declares on the
+// answer-time measurement that none of outs (the report's answer-time
+// checks) is.
+func (d designed) answered(r Report, outs []Outcome) error {
+	for _, c := range d.Design.Checks {
+		if c.Metric != design.AnswerMetric {
+			continue
+		}
+		if r.AnswerTime == nil {
+			return fmt.Errorf("suite: report %s: the design declares check %s at answer time, and the report measures nothing at answer time", r.Name, c.ID())
+		}
+		if !slices.ContainsFunc(outs, func(o Outcome) bool { return c.Same(o.Check) }) {
+			var have []string
+			for _, o := range outs {
+				have = append(have, fmt.Sprintf("%s against %s at %q (%s, margin %g)", o.Variant, o.Baseline, o.At, o.Want, o.Margin))
+			}
+			return fmt.Errorf("suite: report %s: the design's check %s (%s against %s at %q, %s, margin %g) is none of the report's checks at answer time: %s", r.Name, c.ID(), c.Variant, c.Baseline, c.At, c.Want, c.Margin, strings.Join(have, "; "))
+		}
+	}
+	return nil
 }
 
 // classify marks an outcome confirmatory or exploratory, plans its MDE,
@@ -112,7 +140,11 @@ func (d designed) classify(o *Outcome, runs []tracking.Run) {
 		o.Exploratory, o.Why = true, "not declared in the recorded design"
 	default:
 		o.Check = declared
-		if first := firstStart(runs, o.Variant, o.Against); !first.IsZero() && d.Record.Recorded.After(first) {
+		first := firstStart(runs, o.Variant, o.Against)
+		if o.Metric == design.AnswerMetric { // it reads the policies of the experiment's runs
+			first = d.FirstRun
+		}
+		if !first.IsZero() && d.Record.Recorded.After(first) {
 			o.Exploratory, o.Why = true, fmt.Sprintf("declared %s, after its runs began (%s)", stamp(d.Record.Recorded), stamp(first))
 		}
 		o.MDE = mdeAt(o.Test, d.Design.Alpha, d.Design.Power)

@@ -51,6 +51,10 @@ func Plan(src report.Source, experiment, baseline string, d design.Design, seeds
 	var out []Estimate
 	cache := map[[2]string]map[string]map[int64]float64{}
 	for _, c := range d.Checks {
+		if c.Metric == design.AnswerMetric {
+			out = append(out, answerEstimate(c, d, seeds))
+			continue
+		}
 		key := [2]string{c.Metric, c.At}
 		vals, ok := cache[key]
 		if !ok {
@@ -89,6 +93,22 @@ func Plan(src report.Source, experiment, baseline string, d design.Design, seeds
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// answerEstimate plans a check on the answer-time measurement, which a
+// pilot's runs do not hold: from the σ_d the check declares (pilot_sd,
+// from an earlier measurement), else not at all.
+func answerEstimate(c Check, d design.Design, seeds int) Estimate {
+	e := Estimate{Check: c, Against: c.Baseline, Effect: c.SmallestEffect(), SD: c.PilotSD, Diff: math.NaN()}
+	if c.PilotSD <= 0 {
+		e.Err = fmt.Errorf("measured at answer time when the report is written, not from the pilot's runs: declare its pilot_sd to plan it")
+		return e
+	}
+	e.MDE = stats.PairedMDE(e.SD, seeds, d.Alpha, d.Power)
+	if e.Effect > 0 {
+		e.Needed, e.Err = stats.PairsFor(e.SD, e.Effect, d.Alpha, d.Power)
+	}
+	return e
 }
 
 // pairedDiffs are the check's differences a − b (or a − the constant)
@@ -132,7 +152,7 @@ func WritePlan(w io.Writer, ests []Estimate, d design.Design, seeds int) error {
 	p.w = tab
 	p.f("check\tvariant\tagainst\tmetric\tat\tpilot seeds\tpilot diff\tσ_d\teffect\tseeds needed\tMDE at %d seeds\n", seeds)
 	for _, e := range ests {
-		if e.Err != nil && e.Pairs < 2 {
+		if e.Err != nil && e.Pairs < 2 && e.SD == 0 {
 			p.f("%s\t%s\t%s\t%s\t%s\t%d\t—\t—\t%g\t—\t— (%v)\n", e.Check.ID(), e.Check.Variant, e.Against, e.Check.Metric, e.Check.At, e.Pairs, e.Effect, e.Err)
 			continue
 		}
@@ -144,7 +164,11 @@ func WritePlan(w io.Writer, ests []Estimate, d design.Design, seeds int) error {
 		if e.Effect > 0 {
 			effect = fmt.Sprintf("%.3g", e.Effect)
 		}
-		p.f("%s\t%s\t%s\t%s\t%s\t%d\t%+.4g\t%.4g\t%s\t%s\t%s\n", e.Check.ID(), e.Check.Variant, e.Against, e.Check.Metric, e.Check.At, e.Pairs, e.Diff, e.SD, effect, needed, mdeOrInf(e.MDE))
+		pilot, diff := fmt.Sprint(e.Pairs), fmt.Sprintf("%+.4g", e.Diff)
+		if e.Check.Metric == design.AnswerMetric {
+			pilot, diff = "declared pilot_sd", "—"
+		}
+		p.f("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", e.Check.ID(), e.Check.Variant, e.Against, e.Check.Metric, e.Check.At, pilot, diff, e.SD, effect, needed, mdeOrInf(e.MDE))
 	}
 	if p.err == nil {
 		p.err = tab.Flush()

@@ -134,4 +134,25 @@ func TestPlanErrors(t *testing.T) {
 	if err := WritePlan(&buf, ests, d, 5); err != nil || strings.Contains(buf.String(), "pilot_sd:") || !strings.Contains(buf.String(), "no basis to plan") {
 		t.Errorf("plan of σ_d = 0 (%v):\n%s", err, buf.String())
 	}
+	// A check on the answer-time measurement is not read from the pilot's runs.
+	d.Checks = []Check{{Variant: "majority of 16", Baseline: "majority of 1", Metric: design.AnswerMetric, At: "answer time, base policy", Want: Higher, Effect: 0.05}}
+	ests, err = Plan(synthetic(5, 0.1, 0.01), "pilot", "base", d, 5, report.Options{})
+	if err != nil || len(ests) != 1 || ests[0].Err == nil || !strings.Contains(ests[0].Err.Error(), "declare its pilot_sd") || ests[0].Against != "majority of 1" {
+		t.Errorf("answer-time check: %+v, %v", ests, err)
+	}
+	// With a declared σ_d it is planned from that: σ_d 0.05 at Δ 0.05
+	// needs about (2.8)² + 2 ≈ 10 seeds; at 5 seeds its MDE is
+	// (t.975,4 + t.8,4)·0.05/√5.
+	d.Checks[0].PilotSD = 0.05
+	ests, err = Plan(synthetic(5, 0.1, 0.01), "pilot", "base", d, 5, report.Options{})
+	if err != nil || ests[0].Err != nil || ests[0].Needed < 9 || ests[0].Needed > 12 {
+		t.Fatalf("answer-time check with its pilot_sd: %+v, %v", ests, err)
+	}
+	if want := (2.776445105 + 0.940964650) * 0.05 / math.Sqrt(5); math.Abs(ests[0].MDE-want) > 1e-7 {
+		t.Errorf("MDE at 5 seeds %v, want %v", ests[0].MDE, want)
+	}
+	buf.Reset()
+	if err := WritePlan(&buf, ests, d, 5); err != nil || !strings.Contains(buf.String(), "declared pilot_sd") {
+		t.Errorf("plan of an answer-time check (%v):\n%s", err, buf.String())
+	}
 }

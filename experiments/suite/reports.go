@@ -269,26 +269,29 @@ func advantage() Report {
 
 func ttc() Report {
 	return Report{
-		Number: 9, Name: "ttc", Title: "Test-time compute",
+		Number: 9, Name: "ttc", Title: "Test-time compute", Experiment: "econ_ttc_v2",
 		Claim:  `spending more samples per prompt at answer time (best-of-N by a verifier or by a learned reward model, majority vote) raises accuracy, for the base policy and for an RL-trained one; an entropy tree at answer time spends its tokens at least as well as flat sampling.`,
 		Source: "Snell et al. 2024 (scaling test-time compute); Brown et al. 2024 (large language monkeys); TreeRL (Hou et al. 2025) for trees",
-		Design: shortTask + `One RL run per seed (flat, 8 × 8, 10,000 sampled tokens) evaluated with 16 samples per prompt; the variants differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples): k = 1, 4, 16, so their training is identical and their evaluations at mark 0 (the base policy) and at 10,000 tokens (the trained policy) read the same samples at different k (the tables from the store below). ` +
-			"`k1`" + ` keeps its final policy (` + "`train.save_final`" + `), which the report then measures at answer time beside the base policy, each seed with its own sampling streams and held-out prompts (the config's 100 eval prompts, the rollout temperature 1): N = 1, 2, 4, 8, 16 flat samples a prompt, and entropy trees of 4 and 16 leaves (M = N/4 roots, each forked at its 3 highest-entropy tokens once: N = 3, T = 1, L = 1; a response ending before a fork point forks less, so a tree may have fewer leaves). One answer a prompt is chosen from the same candidates by the verifier (best-of-N by the verifier: an oracle bound), by the learned reward model (best-of-N by its score; the model of the config's ` + "`reward_model`" + ` section, trained on the base policy's samples, as ` + "`rollout reward-model`" + ` caches it) and by majority vote over the answers; trees are judged by the same three rules. Tokens per prompt are the generated tokens of all candidates (a tree's shared prefixes counted once). The measurement is deterministic: the same policies, seeds and build give the same tables. Trees are compared with flat majority at matched tokens: each seed's flat majority curve interpolated linearly at the tree's tokens per prompt.`,
+		Design: declaredTask + `One RL run per seed and variant (flat, 8 prompts × 8 samples a step, no filtering, 10,000 sampled tokens), evaluated at 0 (the base policy) and 10,000 sampled tokens (the trained policy) on 100 held-out prompts drawn from the run's seed, greedy and 16 samples a prompt at temperature 1. The variants ` + "`k1`" + ` and ` + "`k16`" + ` train identically (same seed, same streams) and differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples), so their paired difference is majority of 16 against one sample over the same samples. ` +
+			"`k1`" + ` keeps its final policy (` + "`train.save_final`" + `), which the report measures at answer time beside the base policy, each seed with its own sampling streams and held-out prompts (the config's 100 eval prompts, the rollout temperature 1): N = 1, 2, 4, 8, 16 flat samples a prompt, and entropy trees of 4 and 16 leaves (M = N/4 roots, each forked at its 3 highest-entropy tokens once: N = 3, T = 1, L = 1; a response ending before a fork point forks less, so a tree may have fewer leaves). One answer a prompt is chosen from the same candidates by the verifier (best-of-N by the verifier: an oracle bound), by the learned reward model (best-of-N by its score; the model of the config's ` + "`reward_model`" + ` section, trained on the base policy's samples, as ` + "`rollout reward-model`" + ` caches it) and by majority vote over the answers; trees are judged by the same three rules. Tokens per prompt are the generated tokens of all candidates (a tree's shared prefixes counted once). The measurement is deterministic: the same policies, seeds and build give the same tables. Trees are compared with flat majority at matched tokens: each seed's flat majority curve interpolated linearly at the tree's tokens per prompt. ` +
+			`The checks, declared in the config before the first run and all primary (Holm over the six): majority of 16 beats one sample for the base policy and after RL (` + "`k16`" + ` against ` + "`k1`" + ` on eval/maj@k at 0 and 10,000 sampled tokens; effect of interest 5 points, margin 2); reward-model best-of-16 beats reward-model best-of-1 at answer time, for each policy (effect 5 points, margin 2); an entropy tree of 16 leaves with majority vote is not worse than flat majority at the same tokens by more than 3 points, for each policy. The seeds (from 701) were set before the first run from a 3-seed pilot (` + "`rollout plan --pilot 3`" + `, seeds after the design's) for the two checks on the runs' records, and for the four at answer time, which a pilot's runs do not hold, from the per-seed SD of the same measurement in the earlier econ_ttc report (seeds 1–5, the same base policy, prompts, N, trees and reward model); the config says which bound set their number.`,
 		Tables: []Table{
 			{Title: "Base policy (mark 0)", At: "tokens:0", Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
 			{Title: "After RL (10,000 sampled tokens)", At: atEnd, Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
 		},
+		// The config declares the design (its checks are these); these
+		// serve a config that declares none.
 		Checks: []Check{
-			{Variant: "k16", Metric: "eval/maj@k", At: "tokens:0", Want: Higher, Margin: 0.02},
-			{Variant: "k16", Metric: "eval/maj@k", At: atEnd, Want: Higher, Margin: 0.02},
+			{Name: "majority_base", Variant: "k16", Metric: "eval/maj@k", At: "tokens:0", Want: Higher, Margin: 0.02, Effect: 0.05},
+			{Name: "majority_rl", Variant: "k16", Metric: "eval/maj@k", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05},
 		},
 		AnswerTime: &AnswerTime{
 			Variant: "k1", Ns: []int{1, 2, 4, 8, 16}, TreeLeaves: []int{4, 16},
 			Checks: []AnswerCheck{
-				{Policy: PolicyBase, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
-				{Policy: PolicyRL, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
-				{Policy: PolicyBase, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
-				{Policy: PolicyRL, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
+				{Name: "rm_best_of_n_base", Policy: PolicyBase, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
+				{Name: "rm_best_of_n_rl", Policy: PolicyRL, Method: "best_of_n", N: 16, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02},
+				{Name: "tree_tokens_base", Policy: PolicyBase, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
+				{Name: "tree_tokens_rl", Policy: PolicyRL, Method: "tree_majority", N: 16, Against: "majority", Want: NotWorse, Margin: 0.03},
 			},
 			Compare: ttcComparisons(),
 		},

@@ -175,6 +175,13 @@ func evaluateReport(st *tracking.Store, r Report, exp tracking.Experiment, runs 
 		}
 		outs = append(outs, answer.checks...)
 	}
+	var answerChecks []Outcome
+	if answer != nil {
+		answerChecks = answer.checks
+	}
+	if err := d.answered(r, answerChecks); err != nil {
+		return nil, d, nil, err
+	}
 	for i := range outs {
 		d.classify(&outs[i], runs)
 	}
