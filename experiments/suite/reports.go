@@ -335,6 +335,6 @@ func recipe() Report {
 			{Name: "recipe_accuracy_end", Variant: "recipe", Metric: "eval/acc", At: atEnd, Want: Higher, Margin: 0.02, Effect: 0.05, Family: design.Secondary},
 		},
 		Plots:   []Plot{accPlot(), {Metric: "eval/acc", X: report.XTime}},
-		Minutes: 6,
+		Minutes: 13,
 	}
 }
