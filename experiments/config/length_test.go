@@ -18,7 +18,7 @@ import (
 func TestBundledRunIDsUnchanged(t *testing.T) {
 	for _, tc := range []struct{ file, first, last string }{
 		{"long_add.yaml", "a011a4b63d2b", "77d10de2555d"},
-		{"path_strategies.yaml", "b1058e7c461d", "f86778de19a0"},
+		{"path_strategies.yaml", "b1058e7c461d", "d58a6b015e2e"},
 		{"quickstart.yaml", "b9950931ad81", "2d8fb1b5c291"},
 		{"strategies.yaml", "390560ba7155", "5ec266291961"},
 		{"treerl_headline.yaml", "8c1e0bd85699", "778bbee7d925"},
