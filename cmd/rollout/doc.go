@@ -91,6 +91,8 @@
 //	rollout task verify countdown --param numbers=4 --prompt "4 7 9 7:23" --response "9+7+7"
 //	# {"reward":1,"reason":"correct","answer":"23"}   (exit 0 for any response; a malformed prompt exits 2)
 //	rollout task show --config experiments/configs/quickstart.yaml --n 3    # the task of a config, with its parameters
+//	rollout task show --config experiments/configs/econ/recipe.yaml --split eval --n 100 --seed 201
+//	# the eval prompts of the config's runs at seed 201: those of eval.exclude_seeds held out
 //
 // --param key=value (repeatable) sets a task parameter by its config name (add: digits,
 // scratchpad; countdown: numbers, min_number, max_number, min_target,

@@ -80,7 +80,7 @@ func TestSuiteNoRunMissing(t *testing.T) {
 		want []string
 	}{
 		{"none in the store", []string{"--store", empty}, 2,
-			[]string{"--no-run: the store " + empty + " has not run filtering (experiment econ_filtering_v2), max_length (experiment econ_max_length_detours)", "recipe (experiment econ_recipe): run them first"}},
+			[]string{"--no-run: the store " + empty + " has not run filtering (experiment econ_filtering_v2), max_length (experiment econ_max_length_detours)", "recipe (experiment econ_recipe_v2): run them first"}},
 		{"only names a missing one", []string{"--store", partial, "--only", "filtering", "--only", "compute"}, 2,
 			[]string{"has not run filtering (experiment econ_filtering_v2): run them first"}},
 		{"others skipped", []string{"--store", partial}, 1,

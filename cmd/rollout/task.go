@@ -128,6 +128,17 @@ func newTaskShowCmd() *cobra.Command {
 			if n < 1 {
 				return usageError{fmt.Errorf("--n %d: want at least 1", n)}
 			}
+			if config != "" && sp == task.Eval {
+				// The eval prompts the config's runs are evaluated on:
+				// those of eval.exclude_seeds held out.
+				f, err := loadConfig(config, nil)
+				if err != nil {
+					return err
+				}
+				if t, err = f.Variants[0].Config.Eval.Task(t); err != nil {
+					return err
+				}
+			}
 			return task.Show(cmd.OutOrStdout(), t, sp, seed, n)
 		},
 	}

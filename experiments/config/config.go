@@ -285,7 +285,7 @@ func Parse(path string, raw []byte, overrides []string) (*File, error) {
 		return nil, err
 	}
 	defaultName := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	if f.Variants, err = resolveAll(path, expanded, defaultName); err != nil {
+	if f.Variants, err = resolveAll(path, expanded, defaultName, f.Seeds); err != nil {
 		return nil, err
 	}
 	if err := f.setBaseline(base, baselineNode); err != nil {

@@ -12,12 +12,13 @@ import (
 // The run ids of the bundled configs are those they had before
 // rollout.max_tokens and train.overlong existed: the new keys at their
 // defaults are left out of the resolved config's JSON and of the variant
-// configs a store records. (strategies.yaml's are those of its design of
-// 2026-12-03, experiment strategies_confirm, whose config changed.)
+// configs a store records. (strategies.yaml's and path_strategies.yaml's
+// are those of their designs of 2026-12-03, experiments strategies_confirm
+// and path_strategies_confirm, whose configs changed.)
 func TestBundledRunIDsUnchanged(t *testing.T) {
 	for _, tc := range []struct{ file, first, last string }{
 		{"long_add.yaml", "a011a4b63d2b", "77d10de2555d"},
-		{"path_strategies.yaml", "b31383ee1b48", "4ade69d7d2f6"},
+		{"path_strategies.yaml", "b1058e7c461d", "d58a6b015e2e"},
 		{"quickstart.yaml", "b9950931ad81", "2d8fb1b5c291"},
 		{"strategies.yaml", "390560ba7155", "5ec266291961"},
 		{"treerl_headline.yaml", "8c1e0bd85699", "778bbee7d925"},

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rollout-rl/rollout/experiments/task"
 )
 
 // The steps of Parse, in order.
@@ -245,12 +247,18 @@ func expand(path string, bases []named, axes []axis) ([]named, error) {
 	return expanded, nil
 }
 
-// resolveAll resolves every variant; names must be distinct.
-func resolveAll(path string, expanded []named, defaultName string) ([]Variant, error) {
+// resolveAll resolves every variant; names must be distinct. Each
+// variant that holds eval prompts out (eval.exclude_seeds) draws the eval
+// prompts of its runs at seeds, so that a task with too few eval problems
+// left is refused here, before anything is written.
+func resolveAll(path string, expanded []named, defaultName string, seeds []uint64) ([]Variant, error) {
 	var out []Variant
 	for _, e := range expanded {
 		cfg, err := resolve(e.t, defaultName)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkHeldOut(e.t, cfg, seeds); err != nil {
 			return nil, err
 		}
 		name := e.name
@@ -335,4 +343,26 @@ func (t *tree) originAt(key string) (origin, bool) {
 		n = v
 	}
 	return o, true
+}
+
+// checkHeldOut draws every eval prompt of cfg's runs at seeds when cfg
+// holds eval prompts out (eval.exclude_seeds): an error names that key.
+func checkHeldOut(t *tree, cfg Experiment, seeds []uint64) error {
+	if len(cfg.Eval.ExcludeSeeds) == 0 {
+		return nil
+	}
+	tk, err := task.New(cfg.Task.Name, cfg.Task.Params)
+	if err != nil {
+		return t.fail("task.params", err, "%v", err)
+	}
+	et, err := cfg.Eval.Task(tk)
+	for _, s := range seeds {
+		for i := 0; err == nil && i < cfg.Eval.Prompts; i++ {
+			_, err = et.Prompt(task.Eval, s, i)
+		}
+	}
+	if err != nil {
+		return t.fail("eval.exclude_seeds", err, "%s", strings.TrimPrefix(err.Error(), "eval.exclude_seeds: "))
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
+	"github.com/rollout-rl/rollout/experiments/task"
 	"github.com/rollout-rl/rollout/search"
 )
 
@@ -209,6 +210,30 @@ type EvalConfig struct {
 	// K of pass@k and maj@k (maj@k votes over the first K samples);
 	// K ≤ Samples. Default 4.
 	K int `yaml:"k" json:"k"`
+	// ExcludeSeeds and ExcludePrompts hold eval prompts out of the
+	// evaluation: every prompt among the first ExcludePrompts eval prompts
+	// of each of ExcludeSeeds (those runs at these seeds were evaluated
+	// on, with eval.prompts ExcludePrompts) is replaced by a further draw
+	// for its index that is none of them (task.Excluding), so the
+	// evaluation is disjoint from theirs. Default none. (Left out of the
+	// JSON and YAML encodings when unset, so run ids and recorded variant
+	// configs of configs without them stay what they were.)
+	ExcludeSeeds   []uint64 `yaml:"exclude_seeds,omitempty" json:"exclude_seeds,omitempty"`
+	ExcludePrompts int      `yaml:"exclude_prompts,omitempty" json:"exclude_prompts,omitempty"`
+}
+
+// Task is t as an evaluation under c draws its eval prompts: t itself, or
+// with eval.exclude_seeds, t with those seeds' eval prompts held out
+// (task.Excluding).
+func (c EvalConfig) Task(t task.Task) (task.Task, error) {
+	if len(c.ExcludeSeeds) == 0 {
+		return t, nil
+	}
+	x, err := task.Excluding(t, c.ExcludeSeeds, c.ExcludePrompts)
+	if err != nil {
+		return nil, fmt.Errorf("eval.exclude_seeds: %w", err)
+	}
+	return x, nil
 }
 
 // Names of the choices.
@@ -312,6 +337,17 @@ func (c EvalConfig) Validate() error {
 		return &field.Error{Key: "eval.samples", Value: c.Samples, Msg: "want ≥ 1"}
 	case c.K < 1 || c.K > c.Samples:
 		return &field.Error{Key: "eval.k", Value: c.K, Msg: fmt.Sprintf("want in [1, eval.samples = %d]", c.Samples)}
+	case c.ExcludePrompts < 0:
+		return &field.Error{Key: "eval.exclude_prompts", Value: c.ExcludePrompts, Msg: "want ≥ 1 with eval.exclude_seeds (0: none)"}
+	case len(c.ExcludeSeeds) > 0 && c.ExcludePrompts == 0:
+		return &field.Error{Key: "eval.exclude_prompts", Value: c.ExcludePrompts, Msg: "want ≥ 1 with eval.exclude_seeds: the number of eval prompts each of those seeds drew"}
+	case len(c.ExcludeSeeds) == 0 && c.ExcludePrompts > 0:
+		return &field.Error{Key: "eval.exclude_prompts", Value: c.ExcludePrompts, Msg: "without eval.exclude_seeds: name the seeds whose eval prompts to hold out"}
+	}
+	for i, s := range c.ExcludeSeeds {
+		if j := slices.Index(c.ExcludeSeeds[:i], s); j >= 0 {
+			return &field.Error{Key: "eval.exclude_seeds", Value: s, Msg: fmt.Sprintf("seed %d is listed twice (items %d and %d)", s, j, i)}
+		}
 	}
 	return nil
 }

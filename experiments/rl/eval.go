@@ -27,8 +27,9 @@ func (r EvalResult) Metrics() map[string]float64 {
 	}
 }
 
-// Evaluate scores the model on the first cfg.Prompts eval-split prompts:
-// greedy decoding for accuracy, and cfg.Samples samples per prompt (with
+// Evaluate scores the model on the first cfg.Prompts eval-split prompts
+// (those of cfg.ExcludeSeeds held out, cfg.Task): greedy decoding for
+// accuracy, and cfg.Samples samples per prompt (with
 // sampling, streams from seed) for the sampled metrics. It is an
 // evaluation by a new Evaluator: a run that evaluates several times keeps
 // one Evaluator instead, which gives the same results at a lower cost.
@@ -55,6 +56,10 @@ func (ev *Evaluator) Evaluate(m *policy.Model, tok *policy.Tokenizer, t task.Tas
 	var r EvalResult
 	if err := cfg.Validate(); err != nil {
 		return r, err
+	}
+	t, err := cfg.Task(t)
+	if err != nil {
+		return r, fmt.Errorf("evaluate: %w", err)
 	}
 	e := policy.NewEngine(m, policy.WithCachesFrom(ev.engine))
 	ev.engine = e
