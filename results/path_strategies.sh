@@ -122,8 +122,8 @@ marks() {
 moved() {
 	local base end
 	base=$("$bin" report "$exp" --store "$store" --at step:0 --metric "$1" --format json | jq '[.variants[].metrics[0].mean] | add / length')
-	end=$("$bin" report "$exp" --store "$store" --at final --metric "$1" --format json | jq -r '[.variants[].metrics[0].mean] | "\(min * 1000 | round / 1000)–\(max * 1000 | round / 1000)"')
-	printf '%s %.3f for the base policy, %s for the four variants at the end' "$1" "$base" "$end"
+	end=$("$bin" report "$exp" --store "$store" --at final --metric "$1" --format json | jq -r '[.variants[].metrics[0].mean] | "\(min) \(max)"')
+	printf '%s %.3f for the base policy, %.3f–%.3f for the four variants at the end' "$1" "$base" $end
 }
 
 # seeds EXPERIMENT STORE: the seeds of the experiment's runs, as a range
