@@ -54,7 +54,7 @@
 //	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate |
 //	| --temperature, --top-k, --top-p | sampling | model sample, sample, ttc |
 //	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite, plan, verdict and every reading command |
-//	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, suite, pretrain, reward-model, sample, passrate, rm-quality |
+//	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, plan, suite, pretrain, reward-model, sample, passrate, rm-quality |
 //
 // Exit status: 0 on success, 2 for bad usage or input (a message names the flag, key, file,
 // line or value), 1 for a failure while running, 130 when interrupted. A mistyped command, flag,

@@ -25,6 +25,7 @@ type planArgs struct {
 	store   string
 	pilot   int
 	workers int
+	cache   string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -42,8 +43,8 @@ and the minimum detectable effect of the design as configured (its seeds).
 The pilot is the runs the store holds of the experiment, or of NAME_pilot; with
 --pilot N, when the store holds neither, it first runs the config's variants with N
 seeds beyond the design's (so the pilot's seeds are not the experiment's) as the
-experiment NAME_pilot into the store (base policies from $ROLLOUT_CACHE, else the user
-cache directory, as rollout run's). It prints the pilot_sd lines to add to the
+experiment NAME_pilot into the store (base policies from --cache, else $ROLLOUT_CACHE,
+else the user cache directory, as rollout run's). It prints the pilot_sd lines to add to the
 design before the runs, so that every report quotes the planned MDE beside the
 achieved one.`,
 		Args: cobra.ExactArgs(1),
@@ -55,6 +56,7 @@ achieved one.`,
 	cmd.Flags().StringVar(&a.store, "store", "", "store file (default $ROLLOUT_STORE or rollout.db)")
 	cmd.Flags().IntVar(&a.pilot, "pilot", 0, "run a pilot of N seeds first when the store holds none (N ≥ 2)")
 	cmd.Flags().IntVar(&a.workers, "workers", 0, "pilot runs at once ("+workersHelp+")")
+	cmd.Flags().StringVar(&a.cache, "cache", "", "base-policy cache directory of the pilot (default $ROLLOUT_CACHE or the user cache dir)")
 	return cmd
 }
 
@@ -145,7 +147,7 @@ func pilotFile(f *config.File, n int) *config.File {
 // runPilot runs the pilot's runs into the store; a run that did not
 // finish is an error.
 func runPilot(cmd *cobra.Command, a planArgs, pilot *config.File, st *tracking.Store) error {
-	dir, err := cacheDir("")
+	dir, err := cacheDir(a.cache)
 	if err != nil {
 		return err
 	}

@@ -110,8 +110,7 @@ func TestPlanRunsAPilot(t *testing.T) {
 	cfg := filepath.Join(dir, "syn.yaml")
 	os.WriteFile(cfg, []byte(planConfig), 0o644)
 	store := filepath.Join(dir, "s.db")
-	t.Setenv("ROLLOUT_CACHE", dir)
-	code, out, e := rollout(t, "plan", cfg, "--store", store, "--pilot", "2", "--workers", "2")
+	code, out, e := rollout(t, "plan", cfg, "--store", store, "--pilot", "2", "--workers", "2", "--cache", dir)
 	if code != 0 || !strings.Contains(out, "pilot: experiment syn_pilot in") || !strings.Contains(out, "(4 runs)") {
 		t.Fatalf("plan --pilot 2: exit %d\n%s\n%s", code, out, e)
 	}
