@@ -595,8 +595,9 @@
 // from the repository's root) into the store, one report after another, and writes each
 // report as results/NAME.md with its plots: the claim under test and its source, the design,
 // checks (paired t-tests against the baseline over shared seeds, with the minimum detectable
-// effect at 80% power) and a verdict computed from them — holds, does not hold or
-// inconclusive — then the tables (mean ± 95% t-interval over the seeds (5 to 20 a report), read from the store at
+// effect at 80% power) and a verdict computed from them — holds, does not hold, inconclusive
+// or not testable here, naming the checks it rests on — then the tables (mean ± 95%
+// t-interval over the config's seeds, read from the store at
 // token marks or as per-run means over steps), the plots and how it was made (command, the
 // runs' build and host, wall time, the writing commit and machine). Then it rewrites the
 // suite's block of results/README.md (between its marker lines): each report's verdict,
@@ -647,7 +648,7 @@
 //	rollout config show CONFIG          # the resolved variants, the design and its hash
 //	rollout plan CONFIG --pilot 3       # σ_d of every check from a 3-seed pilot (NAME_pilot), seeds for the design's power, MDE of the configured seeds
 //	rollout run CONFIG --interleave     # seed by seed: variants side by side, so wall times can decide
-//	rollout verdict EXP [EXP...]        # markdown: design record, settings, checks and verdict; several experiments (base policies) pooled by DerSimonian–Laird
+//	rollout verdict EXP [EXP...]        # markdown: design record, settings, checks and verdict; several experiments (base policies) pooled by DerSimonian–Laird, the Hartung–Knapp interval beside it
 //
 // # Reading the store
 //

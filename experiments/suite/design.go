@@ -242,6 +242,10 @@ func firstStart(runs []tracking.Run, variants ...string) time.Time {
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }
 
+// stampMilli is stamp to the millisecond: a design is recorded moments
+// before its first run starts, often within the same second.
+func stampMilli(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000Z") }
+
 // correct applies the design's correction over the primary family of
 // confirmatory, testable checks, and the design's α to every check: a
 // check holds only when its (adjusted) PHolds is below α.
@@ -319,12 +323,12 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 	if d.Record == nil {
 		p.f("No design was recorded in the store for this experiment (its runs were made by a build that did not record designs): **every check below is exploratory**, and so is the verdict.\n\n")
 	} else {
-		when := "before its first run (started " + stamp(d.FirstRun) + ")"
+		when := "before its first run (started " + stampMilli(d.FirstRun) + ")"
 		if d.Record.Recorded.After(d.FirstRun) {
-			when = "after its first run began (" + stamp(d.FirstRun) + "): checks on runs made before it are exploratory"
+			when = "after its first run began (" + stampMilli(d.FirstRun) + "): checks on runs made before it are exploratory"
 		}
 		p.f("Design `%.16s` (SHA-256 of the resolved design: every variant's settings, the %d seeds, the baseline and %d declared check%s), recorded %s, %s.\n\n",
-			d.Record.Hash, d.Seeds, d.Record.Checks, plural(d.Record.Checks), stamp(d.Record.Recorded), when)
+			d.Record.Hash, d.Seeds, d.Record.Checks, plural(d.Record.Checks), stampMilli(d.Record.Recorded), when)
 	}
 	fam := correctedFamily(outs)
 	if len(fam) == 0 {
@@ -341,7 +345,17 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 		p.f("Multiplicity: Holm's step-down correction over the primary family of confirmatory checks (%d tests: %s), α = %g; secondary and exploratory checks are not corrected. A check holds only when its adjusted p is below α; \"does not hold\" uses the uncorrected interval.\n\n",
 			len(fam), quoteAll(fam), d.Design.Alpha)
 	default:
-		p.f("Multiplicity: Holm's correction over the primary family of confirmatory checks, which has %d test%s here (nothing to correct); α = %g.\n\n", len(fam), plural(len(fam)), d.Design.Alpha)
+		untestable := 0
+		for _, o := range outs {
+			if !o.Exploratory && o.InFamily() == design.Primary && o.Verdict == NotTestable {
+				untestable++
+			}
+		}
+		why := "nothing to correct"
+		if untestable > 0 {
+			why = fmt.Sprintf("nothing to correct; %d primary check%s not testable here, outside the family", untestable, plural(untestable))
+		}
+		p.f("Multiplicity: Holm's correction over the primary family of confirmatory, testable checks, which has %d test%s here (%s); α = %g.\n\n", len(fam), plural(len(fam)), why, d.Design.Alpha)
 	}
 	var lines []string
 	for _, pr := range d.Premises {
@@ -351,12 +365,14 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 		}
 		lines = append(lines, fmt.Sprintf("- `%s`: %s — %s", pr.Name, pr.Text, state))
 	}
-	var unmet, met []string
+	var unmet, met, within []string
 	for _, o := range outs {
 		switch {
 		case !design.WallTime(o.Metric):
 		case o.Load == "":
 			unmet = append(unmet, "`"+o.ID()+"`")
+		case o.Versus:
+			within = append(within, "`"+o.ID()+"`")
 		default:
 			met = append(met, "`"+o.ID()+"`")
 		}
@@ -366,6 +382,9 @@ func writeDesignRecord(p *printer, d designed, outs []Outcome) {
 	}
 	if len(met) > 0 {
 		lines = append(lines, fmt.Sprintf("- `%s`: %s — met for %s", wallPremise.Name, wallPremise.Text, strings.Join(met, ", ")))
+	}
+	if len(within) > 0 {
+		lines = append(lines, fmt.Sprintf("- `%s`: %s — not needed for %s, which compare wall times within each run with a number, not runs with each other (the load beside their runs is in the checks)", wallPremise.Name, wallPremise.Text, strings.Join(within, ", ")))
 	}
 	if len(lines) > 0 {
 		p.f("Premises:\n\n%s\n\n", strings.Join(lines, "\n"))

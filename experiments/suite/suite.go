@@ -258,16 +258,7 @@ func Overall(outs []Outcome) Verdict {
 // overall is Overall, and whether the verdict is exploratory (no
 // confirmatory primary check decided it).
 func overall(outs []Outcome) (Verdict, bool) {
-	var deciding []Outcome
-	for _, o := range outs {
-		if !o.Exploratory && o.InFamily() == design.Primary {
-			deciding = append(deciding, o)
-		}
-	}
-	exploratory := len(deciding) == 0
-	if exploratory {
-		deciding = outs
-	}
+	deciding, exploratory := decidingChecks(outs)
 	v, testable := Holds, 0
 	for _, o := range deciding {
 		switch o.Verdict {
@@ -287,6 +278,22 @@ func overall(outs []Outcome) (Verdict, bool) {
 		return NotTestable, exploratory
 	}
 	return v, exploratory
+}
+
+// decidingChecks are the outcomes that decide a verdict: the confirmatory
+// checks of the primary family, or every check when there is none (the
+// verdict is then exploratory, which the second result says).
+func decidingChecks(outs []Outcome) ([]Outcome, bool) {
+	var deciding []Outcome
+	for _, o := range outs {
+		if !o.Exploratory && o.InFamily() == design.Primary {
+			deciding = append(deciding, o)
+		}
+	}
+	if len(deciding) == 0 {
+		return outs, true
+	}
+	return deciding, false
 }
 
 // Evaluate computes a check on the store: the variant's and the baseline's

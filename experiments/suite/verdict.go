@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -67,6 +68,11 @@ type Pool struct {
 	Pooled stats.Pooled
 	// Err says why the check could not be pooled (an SE of 0).
 	Err error
+	// HKLo and HKHi bound the Hartung–Knapp interval of the pooled
+	// estimate (stats.HartungKnapp: t on K−1 degrees of freedom), shown
+	// beside the normal interval, which decides the verdict; NaN when
+	// there is none (one experiment).
+	HKLo, HKHi float64
 	// Verdict decides the pooled estimate as a check is decided in one
 	// experiment (decide), on the pooled interval: not testable here when
 	// it is so in any experiment, inconclusive when it cannot be pooled.
@@ -84,8 +90,9 @@ type Pool struct {
 
 // PoolChecks pools, for every check (by ID) computed in each of the
 // experiments, its paired differences across them with random effects
-// (stats.DerSimonianLaird, 95% normal interval). outs[i] are the outcomes
-// of experiments[i].
+// (stats.DerSimonianLaird, 95% normal interval; beside it the
+// Hartung–Knapp interval, NaN with one experiment). outs[i] are the
+// outcomes of experiments[i].
 func PoolChecks(experiments []string, outs [][]Outcome) ([]Pool, error) {
 	if len(outs) != len(experiments) || len(outs) == 0 {
 		return nil, fmt.Errorf("suite: pooling %d experiments with %d outcome lists", len(experiments), len(outs))
@@ -109,6 +116,12 @@ func PoolChecks(experiments []string, outs [][]Outcome) ([]Pool, error) {
 			d[i], se[i] = x.Test.Diff, x.Test.StdErr
 		}
 		pl.Pooled, pl.Err = stats.DerSimonianLaird(d, se, stats.DefaultLevel)
+		pl.HKLo, pl.HKHi = math.NaN(), math.NaN()
+		if pl.Err == nil {
+			if lo, hi, err := stats.HartungKnapp(d, se, pl.Pooled); err == nil {
+				pl.HKLo, pl.HKHi = lo, hi
+			}
+		}
 		pools = append(pools, pl)
 	}
 	decidePools(pools, 1-stats.DefaultLevel)
@@ -164,28 +177,56 @@ func decidePools(pools []Pool, alpha float64) {
 // pooledOverall is the verdict of the pooled checks, as overall is of one
 // experiment's.
 func pooledOverall(pools []Pool) (Verdict, bool) {
+	return overall(pooledOutcomes(pools))
+}
+
+// pooledOutcomes are the pools as outcomes, for the pooled verdict and its
+// sentence: the pooled estimate and its normal interval as the test, its
+// MDE at 80% power and α = 0.05 from the normal quantiles.
+func pooledOutcomes(pools []Pool) []Outcome {
 	outs := make([]Outcome, len(pools))
 	for i, pl := range pools {
-		outs[i] = Outcome{Check: pl.Check, Verdict: pl.Verdict, Exploratory: pl.Exploratory}
+		o := Outcome{Check: pl.Check, Verdict: pl.Verdict, Exploratory: pl.Exploratory, PHolds: pl.PHolds, AdjP: pl.AdjP, Corrected: pl.Corrected}
+		if len(pl.Each) > 0 {
+			o.Against = pl.Each[0].Against
+		}
+		if pl.Err == nil {
+			q := pl.Pooled
+			o.Test = stats.TestResult{Diff: q.Estimate, StdErr: q.StdErr, Lo: q.Lo, Hi: q.Hi, P: q.P}
+			o.MDE = (normalQuantile(0.975) + normalQuantile(0.8)) * q.StdErr
+		}
+		for _, x := range pl.Each {
+			if x.Premise != "" {
+				o.Premise = x.Premise
+			}
+		}
+		outs[i] = o
 	}
-	return overall(outs)
+	return outs
 }
 
 // writePools writes the pooled table: each experiment's estimate beside
 // the pooled one.
 func writePools(p *printer, experiments []string, pools []Pool) {
 	p.f("## Pooled across %s\n\n", quoteAll(experiments))
-	v, exploratory := pooledOverall(pools)
-	p.f("**Pooled verdict: %s.**\n\n", verdictLabel(v, exploratory))
-	p.f("Each check's paired difference (variant − what it is compared with) in each experiment, with its 95%% t-interval, and the random-effects estimate pooled across them (DerSimonian–Laird: weights 1/(SE_b² + τ²), τ² from Cochran's Q; 95%% normal interval), with τ², Q and I². A pooled check is decided on the pooled interval as a check is in one experiment; Holm's correction runs over the pooled confirmatory checks of the primary family (p of the claimed side, normal). The pooled interval is normal, so with few experiments and few seeds each it is optimistic.\n\n")
-	p.f("| check | family | %s | pooled [95%% CI] | p | Holm p | τ² | Q | I² | verdict |\n|---|---|%s---|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(experiments, " | "), strings.Repeat("---|", len(experiments)))
+	outs := pooledOutcomes(pools)
+	v, exploratory := overall(outs)
+	sentence := verdictSentence(v, outs)
+	for _, pl := range pools {
+		if pl.Verdict == Holds && !math.IsNaN(pl.HKLo) && decide(pl.Check.Want, pl.Check.Margin, pl.HKLo, pl.HKHi) != Holds {
+			sentence += fmt.Sprintf(" `%s` holds on the normal interval only: its Hartung–Knapp interval [%+.3g, %+.3g] does not lie wholly on the claimed side.", pl.Check.ID(), pl.HKLo, pl.HKHi)
+		}
+	}
+	p.f("**Pooled verdict: %s.** %s\n\n", verdictLabel(v, exploratory), sentence)
+	p.f("Each check's paired difference (variant − what it is compared with) in each experiment, with its 95%% t-interval, and the random-effects estimate pooled across them (DerSimonian–Laird: weights 1/(SE_b² + τ²), τ² from Cochran's Q; 95%% normal interval), with τ², Q and I². A pooled check is decided on the pooled interval as a check is in one experiment; p is the normal test that decides \"holds\" (the pooled difference against 0, or against the margin for \"not worse\" and \"not higher\"; 1 when the estimate lies on the other side), as in each experiment's checks, and Holm's correction runs over it for the pooled confirmatory checks of the primary family. The pooled interval is normal, so with few experiments it is optimistic; beside it, not deciding the verdict, the Hartung–Knapp interval (t on %d degrees of freedom, t₀.₉₇₅ = %.2f, and the spread of the experiments' estimates around the pooled one) shows what allowing for so few experiments does to it.\n\n", len(experiments)-1, stats.TQuantile(0.975, float64(len(experiments)-1)))
+	p.f("| check | family | %s | pooled [95%% CI] | Hartung–Knapp [95%% CI] | p | Holm p | τ² | Q | I² | verdict |\n|---|---|%s--:|--:|--:|--:|--:|--:|--:|---|\n", strings.Join(experiments, " | "), strings.Repeat("---|", len(experiments)))
 	for _, pl := range pools {
 		p.f("| %s | %s |", pl.Check.ID(), pl.Check.InFamily())
 		for _, o := range pl.Each {
 			p.f(" %+.4g [%+.4g, %+.4g] |", o.Test.Diff, o.Test.Lo, o.Test.Hi)
 		}
 		if pl.Err != nil {
-			p.f(" — (%v) | | | | | | %s |\n", pl.Err, verdictLabel(pl.Verdict, pl.Exploratory))
+			p.f(" — (%v) | | | | | | | %s |\n", pl.Err, verdictLabel(pl.Verdict, pl.Exploratory))
 			continue
 		}
 		q := pl.Pooled
@@ -193,7 +234,14 @@ func writePools(p *printer, experiments []string, pools []Pool) {
 		if pl.Corrected {
 			adj = fmt.Sprintf("%.3g", pl.AdjP)
 		}
-		p.f(" %+.4g [%+.4g, %+.4g] | %.3g | %s | %.3g | %.3g | %.0f%% | %s |\n", q.Estimate, q.Lo, q.Hi, q.P, adj, q.Tau2, q.Q, 100*q.I2, verdictLabel(pl.Verdict, pl.Exploratory))
+		hk := "—"
+		if !math.IsNaN(pl.HKLo) {
+			hk = fmt.Sprintf("[%+.4g, %+.4g]", pl.HKLo, pl.HKHi)
+		}
+		p.f(" %+.4g [%+.4g, %+.4g] | %s | %.3g | %s | %.3g | %.3g | %.0f%% | %s |\n", q.Estimate, q.Lo, q.Hi, hk, pl.PHolds, adj, q.Tau2, q.Q, 100*q.I2, verdictLabel(pl.Verdict, pl.Exploratory))
 	}
 	p.f("\n")
 }
+
+// normalQuantile is the standard normal distribution's p-quantile.
+func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }

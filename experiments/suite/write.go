@@ -295,13 +295,33 @@ func summary(outs []Outcome) string {
 	return strings.Join(parts, "; ")
 }
 
-// verdictSentence explains the verdict from the checks that decide it.
+// verdictSentence explains the verdict from the checks that decide it
+// (decidingChecks), naming each check that makes it and why: a reader
+// sees which check a "does not hold" rests on, and whether it excludes
+// only an effect as large as the claim's or any effect in the claimed
+// direction.
 func verdictSentence(v Verdict, outs []Outcome) string {
+	deciding, _ := decidingChecks(outs)
 	switch v {
 	case Holds:
-		return "Every check that decides it holds: its interval lies on the claimed side (after the correction, for the primary family)."
+		s := "Every check that decides it holds: its interval lies on the claimed side (after the correction, for the primary family)."
+		for _, o := range deciding {
+			if o.Verdict == Holds && belowEffect(o) {
+				s += fmt.Sprintf(" %s holds in direction only: its 95%% interval [%+.3g, %+.3g] lies wholly between 0 and %s, the smallest effect of interest, so the difference is established but smaller than the effect the claim states.", checkName(o), o.Test.Lo, o.Test.Hi, marginText(o))
+			}
+		}
+		return s
 	case DoesNotHold:
-		return "At least one check that decides it does not hold: its 95% interval lies on the other side."
+		var m []string
+		for _, o := range deciding {
+			if o.Verdict == DoesNotHold {
+				m = append(m, checkName(o)+": "+whyNotHolds(o))
+			}
+		}
+		if len(m) == 1 {
+			return "A check that decides it does not hold: " + m[0] + "."
+		}
+		return fmt.Sprintf("%d checks that decide it do not hold: %s.", len(m), strings.Join(m, "; "))
 	case NotTestable:
 		var why []string
 		for _, o := range outs {
@@ -312,12 +332,81 @@ func verdictSentence(v Verdict, outs []Outcome) string {
 		return "This test bed cannot answer the claim: " + strings.Join(why, "; ") + "."
 	}
 	var m []string
-	for _, o := range outs {
+	for _, o := range deciding {
 		if o.Verdict == Inconclusive {
-			m = append(m, fmt.Sprintf("%s %s at %s (MDE %.3g)", o.Variant, o.Metric, o.At, o.MDE))
+			m = append(m, checkName(o, fmt.Sprintf("achieved MDE %.3g", o.MDE)))
 		}
 	}
+	if len(m) == 0 {
+		return "No check decides it."
+	}
 	return "The design cannot decide: " + strings.Join(m, ", ") + " — differences smaller than the minimum detectable effect (80% power, α = 0.05) may exist, or the correction for multiplicity leaves a difference short of significance."
+}
+
+// checkName names a check in a verdict's sentence: its ID, the variant,
+// what it is compared with, the metric and the point, then any notes.
+func checkName(o Outcome, notes ...string) string {
+	s := fmt.Sprintf("`%s` (%s against %s, %s at %s", o.ID(), o.Variant, o.Against, o.Metric, atText(o.At, o.Metric))
+	for _, n := range notes {
+		s += "; " + n
+	}
+	return s + ")"
+}
+
+// marginText is a "higher" check's margin as a bound of the difference,
+// or a "lower" one's negated.
+func marginText(o Outcome) string {
+	if o.Want == Lower || o.Want == NotWorse {
+		return fmt.Sprintf("−%g", o.Margin)
+	}
+	return fmt.Sprintf("%g", o.Margin)
+}
+
+// belowEffect reports whether a "higher" or "lower" check's interval lies
+// wholly between 0 and its margin, the smallest effect of interest: a
+// difference established in direction, smaller than the claim's.
+func belowEffect(o Outcome) bool {
+	switch {
+	case o.Margin <= 0:
+		return false
+	case o.Want == Higher:
+		return o.Test.Hi < o.Margin
+	case o.Want == Lower:
+		return o.Test.Lo > -o.Margin
+	}
+	return false
+}
+
+// whyNotHolds says where the interval of a check that does not hold lies:
+// past 0 on the other side, or short of the claim's effect (a smaller
+// difference in the claimed direction is not excluded), or worse than the
+// baseline by less or more than a "not worse" check's margin.
+func whyNotHolds(o Outcome) string {
+	in := fmt.Sprintf("its 95%% interval [%+.3g, %+.3g]", o.Test.Lo, o.Test.Hi)
+	m := o.Margin
+	switch o.Want {
+	case Higher:
+		if o.Test.Hi < 0 {
+			return in + " lies wholly below 0: lower, not higher"
+		}
+		return fmt.Sprintf("%s lies wholly below %g, the smallest effect of interest: a gain that large is excluded, a smaller one is not", in, m)
+	case Lower:
+		if o.Test.Lo > 0 {
+			return in + " lies wholly above 0: higher, not lower"
+		}
+		return fmt.Sprintf("%s lies wholly above −%g, the smallest effect of interest: a reduction that large is excluded, a smaller one is not", in, m)
+	case NotWorse:
+		if o.Test.Hi < -m {
+			return fmt.Sprintf("%s lies wholly below −%g: worse by more than the margin", in, m)
+		}
+		return fmt.Sprintf("%s lies wholly below 0: worse, though not shown to be worse by more than the margin (%g)", in, m)
+	case NotHigher:
+		if o.Test.Lo > m {
+			return fmt.Sprintf("%s lies wholly above %g: higher by more than the margin", in, m)
+		}
+		return fmt.Sprintf("%s lies wholly above 0: higher, though not shown to be higher by more than the margin (%g)", in, m)
+	}
+	return in
 }
 
 // writeChecks writes the checks' table.
@@ -341,7 +430,10 @@ func writeChecks(p *printer, outs []Outcome, baseline string) {
 		if o.Claim != "" {
 			notes = append(notes, fmt.Sprintf("`%s` tests: %s", o.ID(), o.Claim))
 		}
-		if o.Load != "" {
+		switch {
+		case o.Load != "" && o.Versus:
+			notes = append(notes, fmt.Sprintf("`%s` reads wall times within each of its runs, against a number (no two runs are compared, so the runs need not have run side by side): %s.", o.ID(), o.Load))
+		case o.Load != "":
 			notes = append(notes, fmt.Sprintf("`%s` reads wall times of runs made side by side in one sitting: %s.", o.ID(), o.Load))
 		}
 		p.f("| %s | %s | %s | %s | %s | %s | %s | %.3g | %+.4g | %+.4g to %+.4g | %.3g | %s | %s | %.3g | %s |\n",

@@ -169,3 +169,32 @@ func DerSimonianLaird(d, se []float64, level float64) (Pooled, error) {
 	}
 	return p, nil
 }
+
+// HartungKnapp is the Hartung–Knapp interval of p, the random-effects
+// estimate DerSimonianLaird pooled from d and se, at p's level:
+// p.Estimate ± t_{K−1}·SE_HK with SE_HK² = Σ w_b (d_b − p.Estimate)² /
+// ((K−1) Σ w_b) under the random-effects weights w_b = 1/(se_b² + τ²)
+// (Hartung & Knapp 2001; metafor's rma(method="DL", test="knha")). With
+// few studies the normal interval is too narrow; this one allows for the
+// few, and for the spread of the estimates around the pooled one (it
+// shrinks when they agree more closely than their standard errors say).
+// It needs K ≥ 2.
+func HartungKnapp(d, se []float64, p Pooled) (lo, hi float64, err error) {
+	k := len(d)
+	switch {
+	case k < 2:
+		return 0, 0, fmt.Errorf("Hartung–Knapp interval of %d estimates (need at least 2): %w", k, ErrTooFewSamples)
+	case len(se) != k:
+		return 0, 0, fmt.Errorf("Hartung–Knapp interval of %d estimates with %d standard errors", k, len(se))
+	case !(p.Level > 0 && p.Level < 1):
+		return 0, 0, fmt.Errorf("Hartung–Knapp interval at level %v: want it in (0, 1)", p.Level)
+	}
+	var sw, swr float64
+	for i := range d {
+		w := 1 / (se[i]*se[i] + p.Tau2)
+		sw += w
+		swr += w * (d[i] - p.Estimate) * (d[i] - p.Estimate)
+	}
+	half := TQuantile((1+p.Level)/2, float64(k-1)) * math.Sqrt(swr/(float64(k-1)*sw))
+	return p.Estimate - half, p.Estimate + half, nil
+}

@@ -112,6 +112,32 @@ func TestDerSimonianLaird(t *testing.T) {
 	}
 }
 
+func TestHartungKnapp(t *testing.T) {
+	// Reference: the random-effects weights of TestDerSimonianLaird's
+	// estimates, SE_HK = √(Σw(d − μ)²/((K−1)Σw)) = 0.0136595…, and
+	// t_{0.975, 3} = 3.18245 (metafor's rma(method="DL", test="knha")).
+	d := []float64{0.05, -0.01, 0.03, 0.002}
+	se := []float64{0.010, 0.012, 0.015, 0.008}
+	p, err := DerSimonianLaird(d, se, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi, err := HartungKnapp(d, se, p)
+	if err != nil || !near(lo, -0.025718039428939674, 1e-9) || !near(hi, 0.06122323544946326, 1e-9) {
+		t.Errorf("HartungKnapp = [%.17g, %.17g], %v; want [-0.0257180394, 0.0612232354]", lo, hi, err)
+	}
+	if !(lo < p.Lo && hi > p.Hi) {
+		t.Errorf("Hartung–Knapp [%g, %g] not wider than the normal [%g, %g] here", lo, hi, p.Lo, p.Hi)
+	}
+	one, _ := DerSimonianLaird([]float64{0.01}, []float64{0.01}, 0.95)
+	if _, _, err := HartungKnapp([]float64{0.01}, []float64{0.01}, one); err == nil {
+		t.Error("HartungKnapp of one estimate: want an error")
+	}
+	if _, _, err := HartungKnapp(d, se[:3], p); err == nil {
+		t.Error("HartungKnapp with too few standard errors: want an error")
+	}
+}
+
 func ExampleDerSimonianLaird() {
 	// A paired difference on each of three base policies, with its SE.
 	p, _ := DerSimonianLaird([]float64{0.024, 0.004, 0.031}, []float64{0.010, 0.020, 0.012}, 0.95)
