@@ -37,7 +37,7 @@ func TestVerdictSentence(t *testing.T) {
 	}{
 		{"short of the effect", DoesNotHold,
 			[]Outcome{outcome("gain", Higher, 0.03, -0.01, 0.02, DoesNotHold), secondary},
-			[]string{"A check that decides it does not hold: `gain` (v against base, eval/acc at final): its 95% interval [-0.01, +0.02] lies wholly below 0.03, the smallest effect of interest: a gain that large is excluded, a smaller one is not."},
+			[]string{"A check that decides it does not hold: `gain` (v against base, eval/acc at final): its 95% interval [-0.01, +0.02] lies wholly below 0.03, the check's margin (the smallest difference that matters): a gain that large is excluded, a smaller one is not."},
 			[]string{"`side`"}},
 		{"the other side", DoesNotHold,
 			[]Outcome{outcome("gain", Higher, 0.03, -0.04, -0.01, DoesNotHold), outcome("cut", Lower, 0, 0.01, 0.02, DoesNotHold)},
@@ -55,6 +55,14 @@ func TestVerdictSentence(t *testing.T) {
 			[]Outcome{outcome("gain", Higher, 0.03, 0.001, 0.02, Holds), outcome("big", Higher, 0.03, 0.04, 0.06, Holds)},
 			[]string{"Every check that decides it holds", "`gain` (v against base, eval/acc at final) holds in direction only: its 95% interval [+0.001, +0.02] lies wholly between 0 and 0.03"},
 			[]string{"`big`"}},
+		{"below the effect of interest, above the margin", Holds,
+			[]Outcome{func() Outcome {
+				o := outcome("gain", Higher, 0.02, 0.025, 0.04, Holds)
+				o.Effect = 0.05
+				return o
+			}()},
+			[]string{"holds in direction only: its 95% interval [+0.025, +0.04] lies wholly between 0 and 0.05, the smallest effect of interest"},
+			nil},
 		{"inconclusive names each check", Inconclusive,
 			[]Outcome{outcome("claim", Higher, 0, -0.01, 0.02, Inconclusive), func() Outcome {
 				o := outcome("advantage", Higher, 0, -0.02, 0.01, Inconclusive)

@@ -307,7 +307,7 @@ func verdictSentence(v Verdict, outs []Outcome) string {
 		s := "Every check that decides it holds: its interval lies on the claimed side (after the correction, for the primary family)."
 		for _, o := range deciding {
 			if o.Verdict == Holds && belowEffect(o) {
-				s += fmt.Sprintf(" %s holds in direction only: its 95%% interval [%+.3g, %+.3g] lies wholly between 0 and %s, the smallest effect of interest, so the difference is established but smaller than the effect the claim states.", checkName(o), o.Test.Lo, o.Test.Hi, marginText(o))
+				s += fmt.Sprintf(" %s holds in direction only: its 95%% interval [%+.3g, %+.3g] lies wholly between 0 and %s, the smallest effect of interest, so the difference is established but smaller than the effect the design was planned for.", checkName(o), o.Test.Lo, o.Test.Hi, effectText(o))
 			}
 		}
 		return s
@@ -353,32 +353,34 @@ func checkName(o Outcome, notes ...string) string {
 	return s + ")"
 }
 
-// marginText is a "higher" check's margin as a bound of the difference,
-// or a "lower" one's negated.
-func marginText(o Outcome) string {
-	if o.Want == Lower || o.Want == NotWorse {
-		return fmt.Sprintf("−%g", o.Margin)
+// effectText is a "higher" check's smallest effect of interest as a bound
+// of the difference, or a "lower" one's negated.
+func effectText(o Outcome) string {
+	if o.Want == Lower {
+		return fmt.Sprintf("−%g", o.SmallestEffect())
 	}
-	return fmt.Sprintf("%g", o.Margin)
+	return fmt.Sprintf("%g", o.SmallestEffect())
 }
 
 // belowEffect reports whether a "higher" or "lower" check's interval lies
-// wholly between 0 and its margin, the smallest effect of interest: a
-// difference established in direction, smaller than the claim's.
+// wholly between 0 and its smallest effect of interest (Check.Effect,
+// else its margin): a difference established in direction, smaller than
+// the effect the design was planned for.
 func belowEffect(o Outcome) bool {
+	e := o.SmallestEffect()
 	switch {
-	case o.Margin <= 0:
+	case e <= 0:
 		return false
 	case o.Want == Higher:
-		return o.Test.Hi < o.Margin
+		return o.Test.Hi < e
 	case o.Want == Lower:
-		return o.Test.Lo > -o.Margin
+		return o.Test.Lo > -e
 	}
 	return false
 }
 
 // whyNotHolds says where the interval of a check that does not hold lies:
-// past 0 on the other side, or short of the claim's effect (a smaller
+// past 0 on the other side, or short of the check's margin (a smaller
 // difference in the claimed direction is not excluded), or worse than the
 // baseline by less or more than a "not worse" check's margin.
 func whyNotHolds(o Outcome) string {
@@ -389,12 +391,12 @@ func whyNotHolds(o Outcome) string {
 		if o.Test.Hi < 0 {
 			return in + " lies wholly below 0: lower, not higher"
 		}
-		return fmt.Sprintf("%s lies wholly below %g, the smallest effect of interest: a gain that large is excluded, a smaller one is not", in, m)
+		return fmt.Sprintf("%s lies wholly below %g, the check's margin (the smallest difference that matters): a gain that large is excluded, a smaller one is not", in, m)
 	case Lower:
 		if o.Test.Lo > 0 {
 			return in + " lies wholly above 0: higher, not lower"
 		}
-		return fmt.Sprintf("%s lies wholly above −%g, the smallest effect of interest: a reduction that large is excluded, a smaller one is not", in, m)
+		return fmt.Sprintf("%s lies wholly above −%g, the check's margin (the smallest difference that matters): a reduction that large is excluded, a smaller one is not", in, m)
 	case NotWorse:
 		if o.Test.Hi < -m {
 			return fmt.Sprintf("%s lies wholly below −%g: worse by more than the margin", in, m)
