@@ -40,9 +40,10 @@ design.alpha (default 0.05) to detect the effect the check states (its effect, e
 margin): n = ((t_{1−α/2} + t_{power}) · σ_d / Δ)², iterated on the t degrees of freedom;
 and the minimum detectable effect of the design as configured (its seeds). It prints both
 again from the one-sided 80% upper confidence limit of σ_d, σ_d · √((n−1)/χ²_{0.2,n−1})
-over the pilot's n seeds, and recommends the seeds from that limit (Browne 1995; Kieser and
-Wassmer 1996): a pilot of a few seeds underestimates σ_d more often than not (3 seeds: in
-63% of pilots), so seeds planned from its σ_d itself fall short of the power as often.
+over the pilot's n seeds, and recommends the seeds the primary checks need at that limit
+(Browne 1995; Kieser and Wassmer 1996): a pilot of a few seeds underestimates σ_d more often
+than not (3 seeds: in 63% of pilots), so seeds planned from its σ_d itself fall short of the
+power as often.
 
 The pilot is the runs the store holds of the experiment, or of NAME_pilot; with
 --pilot N, when the store holds neither, it first runs the config's variants with N

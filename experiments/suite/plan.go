@@ -227,12 +227,12 @@ func WritePlan(w io.Writer, ests []Estimate, d design.Design, seeds int) error {
 }
 
 // writeRecommendation recommends the seeds of the design: the most any
-// check stating an effect needs at the upper confidence limit of σ_d,
-// beside the most they need at σ_d itself.
+// primary check stating an effect needs at the upper confidence limit of
+// σ_d (any check when no primary one has a plan), beside the most they
+// need at σ_d itself; the secondary checks' need is said apart.
 func writeRecommendation(p *printer, ests []Estimate, seeds int) {
-	var top *Estimate
 	var skipped []string
-	point := 0
+	var planned, primary []*Estimate
 	for i, e := range ests {
 		if e.Err == nil && e.UpperErr != nil {
 			skipped = append(skipped, fmt.Sprintf("%s (%v)", e.Check.ID(), e.UpperErr))
@@ -240,9 +240,9 @@ func writeRecommendation(p *printer, ests []Estimate, seeds int) {
 		if e.Err != nil || e.UpperErr != nil || e.NeededUpper == 0 {
 			continue
 		}
-		point = max(point, e.Needed)
-		if top == nil || e.NeededUpper > top.NeededUpper {
-			top = &ests[i]
+		planned = append(planned, &ests[i])
+		if e.Check.InFamily() == design.Primary {
+			primary = append(primary, &ests[i])
 		}
 	}
 	defer func() {
@@ -250,13 +250,33 @@ func writeRecommendation(p *printer, ests []Estimate, seeds int) {
 			p.f("Not counted, no plan at the upper limit: %s.\n", strings.Join(skipped, "; "))
 		}
 	}()
-	if top == nil {
+	if len(planned) == 0 {
 		p.f("\nNo recommendation: no check states an effect with a σ_d the pilot estimates (an upper limit needs the pilot's size).\n")
 		return
 	}
+	which, counted := "check", planned
+	if len(primary) > 0 {
+		which, counted = "primary check", primary
+	}
+	top, point := counted[0], 0
+	for _, e := range counted {
+		point = max(point, e.Needed)
+		if e.NeededUpper > top.NeededUpper {
+			top = e
+		}
+	}
 	p.f("\nRecommended: %d seeds (the design runs %d), from the %.0f%% upper confidence limit of σ_d:\n", top.NeededUpper, seeds, 100*SDUpperLevel)
-	p.f("the most any check needs at it (%s, σ_d ≤ %.4g with %.0f%% confidence from %d pilot seeds).\n", top.Check.ID(), top.SDUpper, 100*SDUpperLevel, top.Pairs)
-	p.f("At the pilot's σ_d itself the checks need %d seeds, but a pilot of %d seeds underestimates σ_d\n", point, top.Pairs)
+	p.f("the most any %s needs at it (%s, σ_d ≤ %.4g with %.0f%% confidence from %d pilot seeds).\n", which, top.Check.ID(), top.SDUpper, 100*SDUpperLevel, top.Pairs)
+	p.f("At the pilot's σ_d itself the %ss need %d seeds, but a pilot of %d seeds underestimates σ_d\n", which, point, top.Pairs)
 	p.f("in %.0f%% of pilots (normal differences), and a design planned from it then falls short of its power;\n", 100*stats.SDBelowProb(top.Pairs))
 	p.f("one planned from the upper limit reaches it in %.0f%% of them (Browne 1995; Kieser and Wassmer 1996).\n", 100*SDUpperLevel)
+	if len(counted) < len(planned) {
+		var most *Estimate
+		for _, e := range planned {
+			if e.Check.InFamily() != design.Primary && (most == nil || e.NeededUpper > most.NeededUpper) {
+				most = e
+			}
+		}
+		p.f("The secondary checks, not counted, need up to %d at the limit (%s).\n", most.NeededUpper, most.Check.ID())
+	}
 }

@@ -154,12 +154,20 @@ func TestPlanUpperLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := design.Default()
-			d.Checks = []Check{{Name: "gain", Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Effect: 0.03}}
+			// A secondary check needing more seeds is said apart, not
+			// recommended for.
+			d.Checks = []Check{
+				{Name: "gain", Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Effect: 0.03},
+				{Name: "small", Variant: "v", Metric: "eval/acc", At: "final", Want: Higher, Effect: 0.01, Family: design.Secondary},
+			}
 			ests, err := Plan(fixedPilot(tc.diffs...), "pilot", "base", d, 5, report.Options{})
 			if err != nil || ests[0].Err != nil || ests[0].UpperErr != nil {
 				t.Fatalf("%+v, %v", ests, err)
 			}
 			e := ests[0]
+			if ests[1].NeededUpper <= e.NeededUpper {
+				t.Fatalf("the secondary check needs %d seeds at the UCL, want more than the primary's %d", ests[1].NeededUpper, e.NeededUpper)
+			}
 			if math.Abs(e.SD-tc.sd) > 1e-12 {
 				t.Errorf("σ_d %v, want %v", e.SD, tc.sd)
 			}
@@ -182,8 +190,9 @@ func TestPlanUpperLimit(t *testing.T) {
 			// planned MDE is computed from.
 			for _, want := range []string{
 				fmt.Sprintf("Recommended: %d seeds (the design runs 5), from the 80%% upper confidence limit of σ_d", tc.neededUpper),
-				fmt.Sprintf("At the pilot's σ_d itself the checks need %d seeds, but a pilot of %d seeds", tc.needed, len(tc.diffs)),
+				fmt.Sprintf("At the pilot's σ_d itself the primary checks need %d seeds, but a pilot of %d seeds", tc.needed, len(tc.diffs)),
 				fmt.Sprintf("checks[0] (gain): pilot_sd: %.4g\n", tc.sd),
+				fmt.Sprintf("The secondary checks, not counted, need up to %d at the limit (small).", ests[1].NeededUpper),
 			} {
 				if !strings.Contains(buf.String(), want) {
 					t.Errorf("plan output lacks %q:\n%s", want, buf.String())
