@@ -20,6 +20,7 @@
 # number in it is read from the stores or printed by rollout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/awk_ranges.sh
 mode=${1:?usage: results/fork_rules.sh fig1 [CACHE] | run|report STORE [PILOT_STORE [CACHE]]}
 shift
 bin=$(mktemp -d)/rollout
@@ -71,7 +72,7 @@ table() {
 # sampled tokens per group (prompt), the mean response length, sampled-token
 # entropy and training reward (means over steps).
 budget() {
-	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" '
+	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" "$ranges_awk"'
 	BEGIN { nv = split(variants, order, " ") }
 	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	{
@@ -83,9 +84,6 @@ budget() {
 			len_[v] += $col["response_length/mean"]; ent[v] += $col["rollout/entropy"]; rew[v] += $col["reward/mean"]
 		}
 	}
-	function lo(a, b) { return a == "" || b + 0 < a + 0 ? b : a }
-	function hi(a, b) { return a == "" || b + 0 > a + 0 ? b : a }
-	function range(a, b) { return a == b ? a : a "–" b }
 	END {
 		print "| variant | runs | steps (updates) | tokens sampled | groups | leaves per group | forks per group | tokens per group | response length | entropy (nats/token) | train reward |"
 		print "| --- | --: | --- | --- | --: | --: | --: | --: | --: | --: | --: |"

@@ -25,6 +25,7 @@
 # groups`), and a plot. Every number in it is read from the stores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/awk_ranges.sh
 exp=methods_budgets
 if [ "${1:-}" = -e ]; then
 	exp=${2:?usage: results/methods_budgets.sh [-e EXPERIMENT] STORE [PILOT_STORE [CACHE]] [report]}
@@ -137,16 +138,13 @@ groups() {
 # runs: per variant, over seeds, the steps (updates) each run took and the
 # tokens it sampled (min–max).
 runs() {
-	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" '
+	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" "$ranges_awk"'
 	BEGIN { nv = split(variants, order, " ") }
 	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	{
 		v = $col["variant"]; r = $col["run"]; runv[r] = v
 		if (!(r in last) || $col["step"] + 0 > last[r] + 0) { last[r] = $col["step"]; tok[r] = $col["budget/tokens_cum"] }
 	}
-	function lo(a, b) { return a == "" || b + 0 < a + 0 ? b : a }
-	function hi(a, b) { return a == "" || b + 0 > a + 0 ? b : a }
-	function range(a, b) { return a == b ? a : a "–" b }
 	END {
 		print "| variant | runs | steps (updates) | tokens sampled |"
 		print "| --- | --: | --- | --- |"

@@ -4,6 +4,7 @@
 # variant names, in its order): runs the experiment into the store
 # (resuming) unless only is "report", and defines the report's tables,
 # table, budget and marks, each read from the store.
+. results/awk_ranges.sh
 metrics=(--metric eval/pass@1 --metric eval/acc --metric eval/pass@k --metric eval/maj@k)
 cacheflag=()
 [ -n "$cache" ] && cacheflag=(--cache "$cache")
@@ -25,7 +26,7 @@ table() {
 # at its end (mean), and per step (mean over seeds and steps) the forks,
 # sampled tokens, response length and sampled-token entropy.
 budget() {
-	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" '
+	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" "$ranges_awk"'
 	BEGIN { nv = split(variants, order, " ") }
 	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	{
@@ -39,9 +40,6 @@ budget() {
 			len_[v] += $col["response_length/mean"]; ent[v] += $col["rollout/entropy"]
 		}
 	}
-	function lo(a, b) { return a == "" || b + 0 < a + 0 ? b : a }
-	function hi(a, b) { return a == "" || b + 0 > a + 0 ? b : a }
-	function range(a, b) { return a == b ? a : a "–" b }
 	END {
 		print "| variant | runs | steps (updates) | tokens sampled | budget/unspent | train FLOPs at the end (mean) | forks per step | tokens per step | response length | entropy (nats/token) |"
 		print "| --- | --: | --- | --- | --- | --: | --: | --: | --: | --: |"
@@ -59,7 +57,7 @@ budget() {
 # marks: per variant and evaluation (token marks and step evaluations),
 # the steps and sampled tokens of the runs there (min–max over seeds).
 marks() {
-	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" '
+	"$bin" export "$exp" --store "$store" --what metrics --format csv | awk -F, -v variants="$variants" "$ranges_awk"'
 	BEGIN { nv = split(variants, order, " ") }
 	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 	$col["eval/acc"] != "" {
@@ -72,7 +70,6 @@ marks() {
 		if (!(key in t1) || t < t1[key]) t1[key] = t
 		if (!(key in t2) || t > t2[key]) t2[key] = t
 	}
-	function range(a, b) { return a == b ? a : a "–" b }
 	END {
 		for (i = 1; i <= nm; i++) for (j = i + 1; j <= nm; j++) if (marks[j] < marks[i]) { x = marks[i]; marks[i] = marks[j]; marks[j] = x }
 		printf "| variant |"; for (i = 1; i <= nm; i++) printf " mark %d |", marks[i]; print ""

@@ -470,21 +470,43 @@ func (s *Store) LastMetrics(runID string) (StepMetrics, error) {
 	return m, err
 }
 
-// BuildVersion describes the running program for Run.Version: the main
-// module's version, with the VCS revision (and "+dirty") when recorded.
+// BuildVersion describes the running program for Run.Version (see
+// Version); "unknown" when it carries no build information.
 func BuildVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
+	return Version(bi)
+}
+
+// Version describes a build for Run.Version, which every report's
+// provenance quotes: the commit it was built from (the first 12 digits of
+// vcs.revision, "+dirty" when vcs.modified says its tree had changes)
+// whenever the build information records one, after the main module's
+// version only when that is a release the commit does not already name
+// (Go 1.24's pseudo-versions of a source tree do). Without a commit it is
+// the module's version, "(devel)" for a source tree: go build records no
+// commit with -buildvcs=false, nor in a linked git worktree (whose .git is
+// a file, which it does not take for a repository).
+func Version(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
-	if rev, modified := VCSRevision(); rev != "" {
-		v += " " + rev
-		if modified {
-			v += "+dirty"
-		}
+	if v == "" {
+		v = "(devel)"
 	}
-	return v
+	rev, modified := Revision(bi)
+	if rev == "" {
+		return v
+	}
+	short := rev[:min(12, len(rev))]
+	stamp := short
+	if modified {
+		stamp += "+dirty"
+	}
+	if v == "(devel)" || strings.Contains(v, short) {
+		return stamp
+	}
+	return v + " " + stamp
 }
 
 // VCSRevision is the first 12 digits of the commit the running program was
@@ -496,10 +518,18 @@ func VCSRevision() (rev string, modified bool) {
 	if !ok {
 		return "", false
 	}
+	rev, modified = Revision(bi)
+	return rev[:min(12, len(rev))], modified
+}
+
+// Revision is the commit a build records (vcs.revision, in full) and
+// whether its tree had changes (vcs.modified); rev is empty when it
+// records none.
+func Revision(bi *debug.BuildInfo) (rev string, modified bool) {
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
-			rev = s.Value[:min(12, len(s.Value))]
+			rev = s.Value
 		case "vcs.modified":
 			modified = s.Value == "true"
 		}

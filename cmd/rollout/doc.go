@@ -646,7 +646,7 @@
 //	      pilot_sd: 0.041          # σ_d from rollout plan: reports quote the planned MDE
 //
 //	rollout config show CONFIG          # the resolved variants, the design and its hash
-//	rollout plan CONFIG --pilot 3       # σ_d of every check from a 3-seed pilot (NAME_pilot), seeds for the design's power, MDE of the configured seeds
+//	rollout plan CONFIG --pilot 3       # σ_d of every check from a 3-seed pilot (NAME_pilot) and its 80% upper limit, seeds for the design's power from each (recommended: from the limit), MDE of the configured seeds
 //	rollout run CONFIG --interleave     # seed by seed: variants side by side, so wall times can decide
 //	rollout verdict EXP [EXP...]        # markdown: design record, settings, checks and verdict; several experiments (base policies) pooled by DerSimonian–Laird, the Hartung–Knapp interval beside it
 //

@@ -151,15 +151,7 @@ func version(bi *debug.BuildInfo, ok bool) string {
 	if v == "" {
 		v = "(devel)"
 	}
-	rev, modified := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
+	rev, modified := tracking.Revision(bi)
 	switch {
 	case rev == "":
 		return fmt.Sprintf("rollout %s, commit unknown (built without version control information)", v)

@@ -32,13 +32,18 @@ func newPlanCmd() *cobra.Command {
 	var a planArgs
 	cmd := &cobra.Command{
 		Use:   "plan CONFIG [--store PATH] [--pilot N [--workers N]]",
-		Short: "Plan an experiment's seeds from a pilot: σ_d of every declared check, seeds needed, MDE",
+		Short: "Plan an experiment's seeds from a pilot: σ_d of every declared check and its upper limit, seeds needed, MDE",
 		Long: `Estimates, from a pilot, the standard deviation over seeds σ_d of the paired difference
 of every check the config's design declares (design.checks), and prints the seeds a
 paired t-test needs for the design's power (design.power, default 80%) at level
 design.alpha (default 0.05) to detect the effect the check states (its effect, else its
 margin): n = ((t_{1−α/2} + t_{power}) · σ_d / Δ)², iterated on the t degrees of freedom;
-and the minimum detectable effect of the design as configured (its seeds).
+and the minimum detectable effect of the design as configured (its seeds). It prints both
+again from the one-sided 80% upper confidence limit of σ_d, σ_d · √((n−1)/χ²_{0.2,n−1})
+over the pilot's n seeds, and recommends the seeds the primary checks need at that limit
+(Browne 1995; Kieser and Wassmer 1996): a pilot of a few seeds underestimates σ_d more often
+than not (3 seeds: in 63% of pilots), so seeds planned from its σ_d itself fall short of the
+power as often.
 
 The pilot is the runs the store holds of the experiment, or of NAME_pilot; with
 --pilot N, when the store holds neither, it first runs the config's variants with N

@@ -98,21 +98,37 @@ func TestPlanFromTheStore(t *testing.T) {
 }
 
 // With --pilot N and no pilot in the store, rollout plan runs one as
-// NAME_pilot with N seeds beyond the design's, then plans from it.
+// NAME_pilot with N seeds beyond the design's, then plans from it, with
+// the base policy from the cache --cache names.
 func TestPlanRunsAPilot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a pilot")
 	}
 	dir := t.TempDir()
-	if code, _, e := rollout(t, "model", "init", "--size", "tiny", "--out", filepath.Join(dir, "base")); code != 0 {
-		t.Fatal(e)
-	}
 	cfg := filepath.Join(dir, "syn.yaml")
-	os.WriteFile(cfg, []byte(planConfig), 0o644)
+	os.WriteFile(cfg, []byte(strings.Replace(planConfig, "checkpoint: base", "pretrain: {steps: 20}", 1)), 0o644)
+	// The base policy is pretrained into the cache --cache names, and
+	// $ROLLOUT_CACHE names a file, where no cache can be: a pilot that
+	// ignored --cache fails, as the control without it shows.
+	cache := filepath.Join(dir, "cache")
+	if code, out, e := rollout(t, "pretrain", cfg, "--cache", cache); code != 0 || !strings.Contains(out, "trained base policy") {
+		t.Fatalf("pretrain: exit %d\n%s%s", code, out, e)
+	}
+	notACache := filepath.Join(dir, "not-a-cache")
+	if err := os.WriteFile(notACache, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ROLLOUT_CACHE", notACache)
+	if code, out, e := rollout(t, "plan", cfg, "--store", filepath.Join(dir, "control.db"), "--pilot", "2"); code == 0 || !strings.Contains(e, "not-a-cache") {
+		t.Fatalf("plan --pilot 2 without --cache: exit %d, want a failure naming $ROLLOUT_CACHE's file\n%s%s", code, out, e)
+	}
 	store := filepath.Join(dir, "s.db")
-	code, out, e := rollout(t, "plan", cfg, "--store", store, "--pilot", "2", "--workers", "2", "--cache", dir)
+	code, out, e := rollout(t, "plan", cfg, "--store", store, "--pilot", "2", "--workers", "2", "--cache", cache)
 	if code != 0 || !strings.Contains(out, "pilot: experiment syn_pilot in") || !strings.Contains(out, "(4 runs)") {
-		t.Fatalf("plan --pilot 2: exit %d\n%s\n%s", code, out, e)
+		t.Fatalf("plan --pilot 2 --cache: exit %d\n%s\n%s", code, out, e)
+	}
+	if strings.Contains(e, "pretrain add") {
+		t.Errorf("the pilot pretrained its base policy again instead of taking it from --cache:\n%s", e)
 	}
 	st, err := tracking.Open(store, tracking.Options{ReadOnly: true})
 	if err != nil {
@@ -132,10 +148,10 @@ func TestPlanRunsAPilot(t *testing.T) {
 
 	// The experiment itself records its design before its runs; a changed
 	// design is then refused, exit 2, naming the key, nothing run.
-	if code, out, e := rollout(t, "run", cfg, "--store", store, "--workers", "2"); code != 0 || !strings.Contains(out, "4 finished") {
+	if code, out, e := rollout(t, "run", cfg, "--store", store, "--cache", cache, "--workers", "2"); code != 0 || !strings.Contains(out, "4 finished") {
 		t.Fatalf("run: exit %d\n%s%s", code, out, e)
 	}
-	code, out, e = rollout(t, "run", cfg, "--store", store, "--set", "design.alpha=0.01")
+	code, out, e = rollout(t, "run", cfg, "--store", store, "--cache", cache, "--set", "design.alpha=0.01")
 	if code != 2 || !strings.Contains(e, `experiment "syn": its design is recorded`) || !strings.Contains(e, "design.alpha is 0.05 in the store, 0.01 now") {
 		t.Errorf("a changed design: exit %d\n%s%s", code, out, e)
 	}

@@ -182,8 +182,11 @@ func SoftOverlongPenalty(length, maxLen, cache int) float64 {
 
 // EvalConfig is the held-out evaluation.
 type EvalConfig struct {
-	// Every is the number of steps between evaluations (and one after the
-	// last step); 0 evaluates only at the end. Default 5.
+	// Every is the number of steps between evaluations: a run evaluates
+	// its base policy at step 0, then at every multiple of Every and after
+	// its last step; 0 turns the evaluations by step count off, leaving
+	// step 0, the marks of EveryTokens and EveryFLOPs and the last step.
+	// Default 5.
 	Every int `yaml:"every" json:"every"`
 	// EveryTokens evaluates at every multiple of this many sampled tokens
 	// (budget/tokens_cum 0, E, 2E, …) as well; 0 turns it off. A step never

@@ -44,6 +44,38 @@ func PairedMDE(sd float64, n int, alpha, power float64) float64 {
 	return (TQuantile(1-alpha/2, df) + TQuantile(power, df)) * sd / math.Sqrt(float64(n))
 }
 
+// SDUpperLimit is the one-sided upper confidence limit, at the given
+// level, of the standard deviation σ of a normal population from the
+// sample standard deviation sd of n values: sd · √((n−1)/χ²_{1−level, n−1}),
+// since (n−1)·sd²/σ² is χ² with n−1 degrees of freedom. Planning a sample
+// size from it instead of from sd (at level 0.8: Browne 1995; Kieser and
+// Wassmer 1996) reaches the planned power with that probability, where sd
+// itself falls short about half of the time, and more often the fewer
+// the values: from 3 values the 80% limit is 2.12·sd. It is +Inf for
+// fewer than two values, NaN for a level outside (0, 1).
+func SDUpperLimit(sd float64, n int, level float64) float64 {
+	if !(level > 0 && level < 1) {
+		return math.NaN()
+	}
+	if n < 2 {
+		return math.Inf(1)
+	}
+	df := float64(n - 1)
+	return sd * math.Sqrt(df/distuv.ChiSquared{K: df}.Quantile(1-level))
+}
+
+// SDBelowProb is the probability that the sample standard deviation of n
+// values from a normal population falls below the population's σ:
+// P(χ²_{n−1} < n−1); 1 − e^{−1} ≈ 0.63 for 3 values, → 1/2 as n grows. It
+// is NaN for fewer than two values.
+func SDBelowProb(n int) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	df := float64(n - 1)
+	return distuv.ChiSquared{K: df}.CDF(df)
+}
+
 // maxPlannedPairs bounds PairsFor's answer: beyond it the effect is too
 // small for the noise to plan for.
 const maxPlannedPairs = 1_000_000

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -143,4 +144,99 @@ func ExampleDerSimonianLaird() {
 	p, _ := DerSimonianLaird([]float64{0.024, 0.004, 0.031}, []float64{0.010, 0.020, 0.012}, 0.95)
 	fmt.Printf("pooled %+.4f [%+.4f, %+.4f], τ² %.2g\n", p.Estimate, p.Lo, p.Hi, p.Tau2)
 	// Output: pooled +0.0239 [+0.0099, +0.0380], τ² 0
+}
+
+// SDUpperLimit against hand computations: χ²_{0.2} with 2 degrees of
+// freedom is −2·ln 0.8 (its CDF is 1 − e^{−x/2}), so from 3 values the 80%
+// limit is sd/√(−ln 0.8); the others are the 0.2 quantiles of χ²_{n−1}
+// solved from its closed-form CDF (1 − e^{−x/2}·Σ_{j<df/2} (x/2)^j/j! for
+// even df, erf(√(x/2)) for df 1), matching the printed tables (0.0642,
+// 1.649, 3.070, 6.179).
+func TestSDUpperLimit(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		level float64
+		want  float64 // the factor on sd
+	}{
+		{2, 0.8, math.Sqrt(1 / 0.06418475466730157)},
+		{3, 0.8, 1 / math.Sqrt(-math.Log(0.8))},
+		{5, 0.8, math.Sqrt(4 / 1.6487766180659689)},
+		{7, 0.8, math.Sqrt(6 / 3.0700884052892863)},
+		{11, 0.8, math.Sqrt(10 / 6.179079256039391)},
+		// At level 0.5 the limit is sd·√(df/median of χ²_df): for df 2 the
+		// median is 2·ln 2.
+		{3, 0.5, 1 / math.Sqrt(math.Ln2)},
+	} {
+		got := SDUpperLimit(0.04, tc.n, tc.level)
+		if want := 0.04 * tc.want; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("SDUpperLimit(0.04, %d, %g) = %.12g, want %.12g", tc.n, tc.level, got, want)
+		}
+	}
+	if got := SDUpperLimit(0.04, 1, 0.8); !math.IsInf(got, 1) {
+		t.Errorf("one value: %v, want +Inf", got)
+	}
+	for _, level := range []float64{0, 1, -0.5, math.NaN()} {
+		if got := SDUpperLimit(0.04, 3, level); !math.IsNaN(got) {
+			t.Errorf("level %v: %v, want NaN", level, got)
+		}
+	}
+}
+
+// The 80% upper limit from 3-value pilots covers the true σ in 80% of
+// them, where the pilot's own SD does in e^{−1} ≈ 37% (sd ≥ σ when
+// 2·sd²/σ², a χ²₂, is at least 2): it falls below σ in 63% of pilots.
+func TestSDUpperLimitCoverage(t *testing.T) {
+	const sigma, trials = 0.03, 20000
+	rng := rand.New(rand.NewPCG(3, 5))
+	var covered, pointCovered int
+	xs := make([]float64, 3)
+	for range trials {
+		for i := range xs {
+			xs[i] = 0.1 + sigma*rng.NormFloat64()
+		}
+		_, sd := MeanStd(xs)
+		if SDUpperLimit(sd, len(xs), 0.8) >= sigma {
+			covered++
+		}
+		if sd >= sigma {
+			pointCovered++
+		}
+	}
+	if got := float64(covered) / trials; math.Abs(got-0.8) > 0.015 {
+		t.Errorf("the 80%% limit covers σ in %.3f of 3-value pilots, want 0.80", got)
+	}
+	if got, want := float64(pointCovered)/trials, math.Exp(-1); math.Abs(got-want) > 0.015 {
+		t.Errorf("the pilot SD is at least σ in %.3f of 3-value pilots, want e^−1 = %.3f", got, want)
+	}
+}
+
+func TestSDBelowProb(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want float64
+	}{
+		// χ²₂ has CDF 1 − e^{−x/2}; χ²₄ has 1 − e^{−x/2}(1 + x/2); χ²₁ has erf(√(x/2)).
+		{2, math.Erf(math.Sqrt(0.5))},
+		{3, 1 - math.Exp(-1)},
+		{5, 1 - 3*math.Exp(-2)},
+	} {
+		if got := SDBelowProb(tc.n); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("SDBelowProb(%d) = %.15g, want %.15g", tc.n, got, tc.want)
+		}
+	}
+	if got := SDBelowProb(1000); !(got > 0.5 && got < 0.51) {
+		t.Errorf("SDBelowProb(1000) = %v, want just above 1/2", got)
+	}
+	if got := SDBelowProb(1); !math.IsNaN(got) {
+		t.Errorf("SDBelowProb(1) = %v, want NaN", got)
+	}
+}
+
+func ExampleSDUpperLimit() {
+	// σ_d = 0.02 from a 3-seed pilot: plan from its 80% upper limit.
+	ucl := SDUpperLimit(0.02, 3, 0.8)
+	n, _ := PairsFor(0.02, 0.03, 0.05, 0.8)
+	nUCL, _ := PairsFor(ucl, 0.03, 0.05, 0.8)
+	fmt.Printf("σ_UCL %.4f: %d seeds from the pilot's σ_d, %d from its upper limit\n", ucl, n, nUCL)
+	// Output: σ_UCL 0.0423: 6 seeds from the pilot's σ_d, 18 from its upper limit
 }

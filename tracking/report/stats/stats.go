@@ -5,7 +5,9 @@
 // percentile bootstrap interval for any statistic. For designs: Holm's
 // step-down adjustment of a family of p-values, the power of a paired
 // t-test (PairsFor: the pairs that detect an effect; PairedMDE: the
-// effect n pairs detect) and the DerSimonian–Laird random-effects pool of
+// effect n pairs detect), the upper confidence limit of a pilot's SD to
+// plan them from (SDUpperLimit; SDBelowProb: how often a pilot's SD falls
+// below σ) and the DerSimonian–Laird random-effects pool of
 // estimates across studies (base policies).
 //
 // Edge cases have defined results instead of NaNs: a summary of fewer than
