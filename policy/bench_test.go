@@ -171,6 +171,15 @@ func BenchmarkW3(b *testing.B) {
 				}
 				from[i] = 1
 			}
+			// FLOPs of a step: forward and backward, three times the
+			// forward pass's matrix products (Batch.ForwardFLOPs: causal
+			// attention over each position's context), the count the FLOP
+			// bounds in results/performance.md divide.
+			probe, err := m.NewBatch(seqs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stepFLOPs := 3 * float64(probe.ForwardFLOPs(m.Config))
 			b.ResetTimer()
 			cpu0 := cputime.Process()
 			for it := 0; it < b.N; it++ {
@@ -188,10 +197,12 @@ func BenchmarkW3(b *testing.B) {
 			}
 			tokens := float64(b.N * 64 * m.Config.MaxSeq)
 			b.ReportMetric(tokens/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(stepFLOPs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			// Per second of CPU time (see benchRollout): a steadier figure
 			// when other processes share the machine.
 			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(tokens/cpu.Seconds(), "tok/cpu-s")
+				b.ReportMetric(stepFLOPs*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/s-cpu")
 			}
 		})
 	}

@@ -1,0 +1,58 @@
+//go:build !purego
+
+package kernel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/rollout-rl/rollout/policy/cputime"
+)
+
+// BenchmarkTileEfficiency runs the AVX-512 products on the calling
+// goroutine alone (no split), on shapes whose operands fit the L1 cache
+// ("_l1") and on W3's training shapes, in GFLOP/s per CPU-second: set
+// against BenchmarkFLOPBound's one-core peak, it separates what the tiles
+// themselves lose (the L1 shapes) from what the caches and the split over
+// cores lose (the training shapes here, and BenchmarkMatMulNN and the like
+// with their split).
+func BenchmarkTileEfficiency(b *testing.B) {
+	if !slices.Contains(available(), avx512Impl) {
+		b.Skip("the CPU lacks AVX-512")
+	}
+	for _, c := range []struct {
+		op      string // nt, nn or tn
+		f       matFunc
+		m, n, k int
+	}{
+		{"nn_l1", nnAVX512, 24, 64, 64},
+		{"nn_l1", nnAVX512, 12, 64, 256},
+		{"nn", nnAVX512, 4096, 128, 384},
+		{"tn_l1", tnAVX512, 24, 64, 64},
+		{"tn", tnAVX512, 384, 128, 4096},
+		{"nt_l1", ntAVX512, 16, 32, 128},
+		{"nt", ntAVX512, 4096, 384, 128},
+		{"nt", ntAVX512, 4096, 128, 384},
+	} {
+		b.Run(fmt.Sprintf("%s/%dx%dx%d", c.op, c.m, c.n, c.k), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			a, bb, cc := randSlice(r, c.m*c.k), randSlice(r, c.n*c.k), make([]float32, c.m*c.n)
+			lda, ldb := c.k, c.k // nt: a[m×k], b[n×k]
+			switch c.op[:2] {
+			case "nn": // a[m×k], b[k×n]
+				ldb = c.n
+			case "tn": // a[k×m], b[k×n]
+				lda, ldb = c.m, c.n
+			}
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				c.f(cc, c.n, a, lda, bb, ldb, c.m, c.n, c.k, false)
+			}
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
+				b.ReportMetric(2*float64(c.m*c.n*c.k)*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+			}
+		})
+	}
+}
