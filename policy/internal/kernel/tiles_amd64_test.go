@@ -56,3 +56,38 @@ func BenchmarkTileEfficiency(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSubnormalOperands runs the backward products' kernel (NN, on
+// the calling goroutine) at one of W3's shapes twice: with the left operand
+// drawn as in the other benchmarks, and with a share of its rows scaled
+// into the subnormal range (below 2^-126), as the gradient rows of tokens
+// a trained model predicts with confidence are (their softmax
+// probabilities underflow). The products do the same FLOPs; the difference
+// in GFLOP/s per CPU-second is what the CPU's handling of subnormal
+// operands costs (on x86 a microcode assist per operation unless MXCSR's
+// DAZ and FTZ bits are set, which the kernels leave clear: flushing would
+// change the bits).
+func BenchmarkSubnormalOperands(b *testing.B) {
+	if !slices.Contains(available(), avx512Impl) {
+		b.Skip("the CPU lacks AVX-512")
+	}
+	const m, n, k = 512, 128, 384
+	for _, share := range []float64{0, 0.25, 0.5, 1} {
+		b.Run(fmt.Sprintf("nn/%dx%dx%d/subnormal_rows=%.2f", m, n, k, share), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 1))
+			a, bb, cc := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+			for i := 0; i < int(share*m); i++ {
+				for p := range k {
+					a[i*k+p] *= 1e-39 // subnormal: |x| < 2^-126 ≈ 1.18e-38
+				}
+			}
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				nnAVX512(cc, n, a, k, bb, n, m, n, k, false)
+			}
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+			}
+		})
+	}
+}
