@@ -17,11 +17,11 @@ import (
 
 // costArgs are the flags of `rollout cost`.
 type costArgs struct {
-	variant, measurements, measure string
-	validate                       bool
-	sets                           []string
-	repeats                        int
-	budget                         float64
+	variant, measurements, measure, points string
+	validate                               bool
+	sets                                   []string
+	repeats                                int
+	budget                                 float64
 }
 
 func newCostCmd() *cobra.Command {
@@ -42,8 +42,11 @@ at batch sizes 8–128 and response lengths 32–512 (the --measurements file).
                           predicted against measured table of the held-out points, and the
                           crossovers;
   rollout cost --measure FILE  runs the measurement sweep (minutes; one core) and writes it
-                          to FILE, rewritten after every point (an existing FILE is
-                          resumed: its points are not measured again).`,
+                          to FILE, rewritten after every run; --points fit or held-out
+                          measures those points only (the fitted ones first, so that the
+                          form can be checked on them before the held-out ones exist), an
+                          existing FILE is resumed and extended: its points keep their runs.
+                          Run it at normal priority: it measures time.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCost(cmd, args, a) },
 	}
@@ -53,8 +56,9 @@ at batch sizes 8–128 and response lengths 32–512 (the --measurements file).
 	f.StringVar(&a.measurements, "measurements", filepath.Join("results", "cost_model.json"), "the measurement sweep to fit (written by --measure)")
 	f.BoolVar(&a.validate, "validate", false, "print the fit and its validation on the held-out points as markdown")
 	f.StringVar(&a.measure, "measure", "", "run the measurement sweep and write it to this file")
-	f.IntVar(&a.repeats, "repeats", 3, "--measure: runs per point, the minimum taken")
-	f.Float64Var(&a.budget, "budget", 20, "--measure: no more runs of a point once one took this many CPU seconds")
+	f.StringVar(&a.points, "points", "all", "--measure: the points to measure: fit, held-out or all")
+	f.IntVar(&a.repeats, "repeats", 3, "--measure: rounds over the points, one run of each per round; each phase's minimum taken")
+	f.Float64Var(&a.budget, "budget", 20, "--measure: no more runs of a point once its phases' minima add up to this many CPU seconds")
 	return cmd
 }
 
@@ -106,6 +110,17 @@ func measureCost(cmd *cobra.Command, a costArgs) error {
 	if a.budget < 0 {
 		return usageError{fmt.Errorf("--budget %g: want ≥ 0", a.budget)}
 	}
+	var pts []cost.Point
+	switch a.points {
+	case "all":
+		pts = cost.Grid()
+	case "fit":
+		pts = cost.FitGrid()
+	case "held-out":
+		pts = cost.HeldOutGrid()
+	default:
+		return usageError{fmt.Errorf("--points %q: want fit, held-out or all", a.points)}
+	}
 	var prev cost.Sweep
 	if _, err := os.Stat(a.measure); err == nil {
 		if prev, err = readSweep(a.measure); err != nil {
@@ -125,9 +140,8 @@ func measureCost(cmd *cobra.Command, a costArgs) error {
 		return os.Rename(tmp, a.measure)
 	}
 	var werr error
-	sw, err := cost.Run(cmd.Context(), cost.Grid(), a.repeats, a.budget, runtime.NumCPU(), prev, func(sw cost.Sweep) {
-		s := sw.Samples[len(sw.Samples)-1]
-		fmt.Fprintf(cmd.ErrOrStderr(), "cost: %s batch %d response %d: %v CPU s (%d runs), load %.1f\n", s.Size, s.Batch, s.Response, s.Seconds, s.Repeats, s.Load)
+	sw, err := cost.Run(cmd.Context(), pts, a.repeats, a.budget, runtime.NumCPU(), prev, func(sw cost.Sweep, s cost.Sample) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "cost: %s batch %d response %d: %v CPU s (minima of %d runs), load %.1f\n", s.Size, s.Batch, s.Response, s.Seconds, s.Repeats, s.Loads[len(s.Loads)-1])
 		if werr == nil {
 			werr = write(sw)
 		}

@@ -17,7 +17,7 @@ func TestCost(t *testing.T) {
 	meas := filepath.Join(dir, "m.json")
 	var truth cost.Model
 	for p := range cost.NumPhases {
-		truth.Coef[p] = cost.Coef{SecPerFLOP: 2e-11, SecPerByte: 1e-10, SecPerCall: 1e-5}
+		truth.Coef[p] = cost.Coef{cost.MatmulFLOPs: 2e-11, cost.AttentionFLOPs: 1e-10, cost.WeightBytes: 1e-10, cost.ActivationBytes: 1e-10, cost.Calls: 1e-5}
 	}
 	sw, err := cost.SweepOf(truth)
 	if err != nil {
@@ -40,6 +40,7 @@ func TestCost(t *testing.T) {
 		{[]string{"cost", quickstart, "--validate", "--measurements", meas}, 2, "exactly one of"},
 		{[]string{"cost", quickstart, "--measurements", filepath.Join(dir, "none.json")}, 2, "--measurements"},
 		{[]string{"cost", "--measure", meas, "--repeats", "0"}, 2, "--repeats 0"},
+		{[]string{"cost", "--measure", meas, "--points", "some"}, 2, `--points "some"`},
 		{[]string{"cost", filepath.Join(dir, "none.yaml"), "--measurements", meas}, 2, "none.yaml"},
 	} {
 		code, out, errOut := rollout(t, tc.args...)

@@ -405,20 +405,24 @@
 //
 // # rollout cost: a cost model of the RL step
 //
-//	rollout cost --measure results/cost_model.json     # the measurement sweep (minutes, one core)
+//	rollout cost --measure results/cost_model.json --points fit       # the fitted points (minutes, one core, normal priority)
+//	rollout cost --measure results/cost_model.json --points held-out  # then the held-out points, into the same file
 //	rollout cost --validate                            # markdown (results/cost_model.md): fit, held-out validation, crossovers
 //	rollout cost experiments/configs/quickstart.yaml   # one config's predicted phase shares
 //
 // Counts each phase of an RL step — prefill, decode, scoring (π_old's log-probs), the update's
 // forward and backward passes — in FLOPs (policy.Config.ForwardFLOPs; rl.Config's passes)
-// and bytes moved, and predicts its time as FLOPs·a + bytes·b + calls·c with three constants
-// per phase fitted to the CPU time of the tiny, small and medium models at batch sizes 8–128
-// and response lengths 32–512 (--measurements, default results/cost_model.json; the held-out
-// points validate the fit). For a config it prints, with its assumptions, each phase's
+// and bytes moved, and predicts its time as a sum of six terms, each a kind of work times a
+// non-negative cost fitted per phase (the FLOPs of the products with the weights, the FLOPs of
+// attention, the weights read once per pass, the activations per row, the optimizer's reads
+// and writes, a cost per call), to the CPU time of the tiny, small and medium models at batch
+// sizes 8–128 and response lengths 32–512 (--measurements, default results/cost_model.json; the
+// held-out points validate the fit). For a config it prints, with its assumptions, each phase's
 // predicted share of one step (every response at the cap), and generation's share over model
 // sizes, response lengths and hardware balance (peak FLOP/s ÷ bytes/s on a roofline machine),
-// with the balance above which generation is the larger share. --repeats and --budget set how
-// many runs of a point --measure takes the median of.
+// with the balance above which generation is the larger share. --measure runs --repeats rounds
+// over the points (one run of each a round; each phase's minimum kept), a point no more once
+// its phases' minima add up to --budget CPU seconds; an existing file is resumed.
 //
 // # rollout passrate: what sampling alone buys (TreeRL Fig. 1, left)
 //

@@ -15,13 +15,18 @@
 // reads the keys and values of its context from the cache, a pass over
 // whole sequences reads them once and writes and reads its attention
 // scores; a row's activations are written and read once per layer
-// (Step.Work lists the terms). A phase's time is then
+// (Step.Work lists the terms). A phase's time is then a sum of terms,
+// each the work of one kind times its fitted cost (Term):
 //
-//	t = FLOPs·SecPerFLOP + Bytes·SecPerByte + Calls·SecPerCall
+//	t = Σ_k Work.Terms[k]·Coef[k]
 //
-// with three constants per phase fitted to measurements (Fit), or
-// max(FLOPs/F, Bytes/B) on a roofline machine of peak F FLOP/s and B
-// bytes/s (Roofline).
+// — the FLOPs of the products with the weight matrices, the FLOPs of
+// attention over the context, the weights read once per pass (what
+// makes a product of few rows slower per FLOP than one of many), the
+// activations each row writes and reads, the optimizer's reads and
+// writes, and a fixed cost per call — with the constants fitted per
+// phase to measurements (Fit), or max(FLOPs/F, Bytes/B) on a roofline
+// machine of peak F FLOP/s and B bytes/s (Roofline).
 package cost
 
 import (
@@ -100,10 +105,48 @@ func (s Step) Validate() error {
 	return nil
 }
 
+// Term is one kind of work a phase's time is fitted on.
+type Term int
+
+// The terms of a phase's time, each counted by Step.Work.
+const (
+	MatmulFLOPs     Term = iota // FLOPs of the products with the weight matrices (2·matrix weights per row)
+	AttentionFLOPs              // FLOPs of attention over the context (4·layers·dim per row and context position)
+	WeightBytes                 // bytes of matrix weights read, once per pass
+	ActivationBytes             // bytes of activations a row writes and reads (actBytes per row)
+	OptimizerBytes              // bytes an optimizer step reads and writes (7 float32 per parameter)
+	Calls                       // batched passes or optimizer steps, a fixed overhead each
+	NumTerms
+)
+
+// String returns the term's name as tables print it.
+func (t Term) String() string {
+	switch t {
+	case MatmulFLOPs:
+		return "matmul FLOPs"
+	case AttentionFLOPs:
+		return "attention FLOPs"
+	case WeightBytes:
+		return "weight bytes"
+	case ActivationBytes:
+		return "activation bytes"
+	case OptimizerBytes:
+		return "optimizer bytes"
+	case Calls:
+		return "calls"
+	}
+	return fmt.Sprintf("term(%d)", int(t))
+}
+
 // Work is what a phase does: FLOPs, bytes moved, and calls (batched
-// passes or optimizer steps, which carry a fixed overhead each).
+// passes or optimizer steps, which carry a fixed overhead each), and the
+// same work split into the terms the fit weighs (FLOPs is the sum of the
+// two FLOP terms; Bytes counts the weights, activations and optimizer
+// terms and, besides them, the reads of keys and values and the writes
+// of the cache, which the attention term stands for in time).
 type Work struct {
 	FLOPs, Bytes, Calls float64
+	Terms               [NumTerms]float64
 }
 
 // Intensity is the phase's FLOPs per byte.
@@ -147,26 +190,54 @@ const (
 	fromScores
 )
 
+// span is the work of some positions of one sequence, besides reading
+// the weights: their FLOPs in products with the weights and in
+// attention, the bytes they move, and of those the activations'.
+type span struct {
+	matmul, attention, bytes, act float64
+}
+
 // rows sums, over the positions at contexts lo..hi, their forward FLOPs
-// (policy.Config.ForwardFLOPs) and the bytes they move besides the
-// weights: the activations, the attention's reads of the context (as
-// attend says), and their own keys and values written (KV cache) when
-// write is set.
-func rows(c policy.Config, lo, hi int, attend int, write bool) (flops, bytes float64) {
+// (policy.Config.ForwardFLOPs, split into the products with the weights
+// and attention) and the bytes they move besides the weights: the
+// activations, the attention's reads of the context (as attend says),
+// and their own keys and values written (KV cache) when write is set.
+func rows(c policy.Config, lo, hi int, attend int, write bool) span {
 	kv, act, sc := kvBytes(c), actBytes(c), scoresBytes(c)
+	var s span
 	for ctx := lo; ctx <= hi; ctx++ {
-		flops += float64(c.ForwardFLOPs(ctx))
-		bytes += act
+		f := float64(c.ForwardFLOPs(ctx))
+		mm := 2 * float64(c.MatmulParams())
+		s.matmul += mm
+		s.attention += f - mm
+		s.bytes += act
+		s.act += act
 		if attend == fromCache {
-			bytes += kv * float64(ctx)
+			s.bytes += kv * float64(ctx)
 		} else {
-			bytes += kv + sc*float64(ctx)
+			s.bytes += kv + sc*float64(ctx)
 		}
 		if write {
-			bytes += kv
+			s.bytes += kv
 		}
 	}
-	return flops, bytes
+	return s
+}
+
+// work returns n copies of the span run in passes passes (each reading
+// the weights w once) and calls calls.
+func (s span) work(n, passes, w, calls float64) Work {
+	out := Work{
+		FLOPs: n * (s.matmul + s.attention),
+		Bytes: passes*w + n*s.bytes,
+		Calls: calls,
+	}
+	out.Terms[MatmulFLOPs] = n * s.matmul
+	out.Terms[AttentionFLOPs] = n * s.attention
+	out.Terms[WeightBytes] = passes * w
+	out.Terms[ActivationBytes] = n * s.act
+	out.Terms[Calls] = calls
+	return out
 }
 
 // Work returns each phase's work, indexed by Phase:
@@ -186,27 +257,22 @@ func (s Step) Work() [NumPhases]Work {
 	w := weightBytes(c)
 	var out [NumPhases]Work
 
-	f, b := rows(c, 1, s.PromptLen, fromScores, true)
-	out[Prefill] = Work{FLOPs: float64(s.Prompts) * f, Bytes: w + float64(s.Prompts)*b, Calls: 1}
+	out[Prefill] = rows(c, 1, s.PromptLen, fromScores, true).work(float64(s.Prompts), 1, w, 1)
 
-	f, b = rows(c, s.PromptLen+1, s.PromptLen+s.Response-1, fromCache, true)
 	passes := float64(s.Response - 1)
-	out[Decode] = Work{FLOPs: float64(s.Batch) * f, Bytes: passes*w + float64(s.Batch)*b, Calls: float64(s.Response)}
+	out[Decode] = rows(c, s.PromptLen+1, s.PromptLen+s.Response-1, fromCache, true).work(float64(s.Batch), passes, w, float64(s.Response))
 
-	f, b = rows(c, 1, s.PromptLen+s.Response, fromScores, false)
-	seqF, seqB := float64(s.Batch)*f, float64(s.Batch)*b
+	seq := rows(c, 1, s.PromptLen+s.Response, fromScores, false)
 	sp := float64(s.Train.ScoringPasses())
 	chunks := float64((s.Batch + ScoreChunk - 1) / ScoreChunk)
-	out[Score] = Work{FLOPs: sp * seqF, Bytes: sp * (chunks*w + seqB), Calls: sp * chunks}
+	out[Score] = seq.work(sp*float64(s.Batch), sp*chunks, w, sp*chunks)
 
 	gp := float64(s.Train.GradientPasses())
 	steps := float64(s.Train.Epochs * s.Train.Minibatches)
 	adam := adamArrays * f32 * float64(c.NumParams())
-	out[Update] = Work{
-		FLOPs: gp * seqF,
-		Bytes: gp*(float64(s.Train.Minibatches)*w+seqB) + steps*adam,
-		Calls: steps,
-	}
+	out[Update] = seq.work(gp*float64(s.Batch), gp*float64(s.Train.Minibatches), w, steps)
+	out[Update].Bytes += steps * adam
+	out[Update].Terms[OptimizerBytes] = steps * adam
 	return out
 }
 
@@ -217,6 +283,9 @@ func Total(w [NumPhases]Work) Work {
 		t.FLOPs += p.FLOPs
 		t.Bytes += p.Bytes
 		t.Calls += p.Calls
+		for k, x := range p.Terms {
+			t.Terms[k] += x
+		}
 	}
 	return t
 }

@@ -5,17 +5,17 @@ import (
 	"math"
 )
 
-// Coef is a phase's fitted constants: seconds per FLOP, per byte and per
-// call.
-type Coef struct {
-	SecPerFLOP float64 `json:"s_per_flop"`
-	SecPerByte float64 `json:"s_per_byte"`
-	SecPerCall float64 `json:"s_per_call"`
-}
+// Coef is a phase's fitted constants: the seconds per unit of each term
+// (per FLOP, per byte, per call), indexed by Term.
+type Coef [NumTerms]float64
 
 // Seconds is the predicted time of work w.
 func (c Coef) Seconds(w Work) float64 {
-	return w.FLOPs*c.SecPerFLOP + w.Bytes*c.SecPerByte + w.Calls*c.SecPerCall
+	s := 0.0
+	for k, x := range w.Terms {
+		s += x * c[k]
+	}
+	return s
 }
 
 // Model is the fitted cost model: each phase's constants, and the
@@ -39,7 +39,8 @@ func (m Model) Predict(s Step) [NumPhases]float64 {
 // Fit fits each phase's constants to the sweep's points marked Fit:
 // non-negative constants minimizing the sum of squared relative errors
 // (predicted/measured − 1), so that the short and the long steps weigh
-// alike. A constant the data cannot support comes out zero.
+// alike. A term the phase never does (zero on every fitted point) and a
+// constant the data cannot support come out zero.
 func Fit(sw Sweep) (Model, error) {
 	var m Model
 	var works [][NumPhases]Work
@@ -55,124 +56,160 @@ func Fit(sw Sweep) (Model, error) {
 		works = append(works, st.Work())
 		secs = append(secs, s.Seconds)
 	}
-	if len(works) < 3 {
-		return Model{}, fmt.Errorf("cost: fit: %d points to fit, want at least 3", len(works))
+	if len(works) < int(NumTerms) {
+		return Model{}, fmt.Errorf("cost: fit: %d points to fit, want at least %d", len(works), NumTerms)
 	}
 	m.Points = len(works)
 	for p := range NumPhases {
-		var rows [][3]float64
+		rows := make([][]float64, len(works))
 		for i, w := range works {
 			t := secs[i][p]
 			if !(t > 0) {
 				return Model{}, fmt.Errorf("cost: fit: point %d phase %s: measured %g s, want > 0", i, p, t)
 			}
-			rows = append(rows, [3]float64{w[p].FLOPs / t, w[p].Bytes / t, w[p].Calls / t})
+			rows[i] = make([]float64, NumTerms)
+			for k, x := range w[p].Terms {
+				rows[i][k] = x / t
+			}
 		}
-		x, rms := nnls3(rows)
-		m.Coef[p] = Coef{SecPerFLOP: x[0], SecPerByte: x[1], SecPerCall: x[2]}
+		x, rms := nnls(rows)
+		copy(m.Coef[p][:], x)
 		m.FitRMS[p] = rms
 	}
 	return m, nil
 }
 
-// nnls3 solves min Σ (a·x − 1)² over x ≥ 0 for rows a of three columns,
-// by trying every subset of free columns (the others at zero) and keeping
-// the best solution with no negative entry; it returns x and the root
-// mean square residual. The columns are scaled to unit norm first.
-func nnls3(rows [][3]float64) ([3]float64, float64) {
-	var scale [3]float64
+// nnls solves min Σ (a·x − 1)² over x ≥ 0 for the rows a, by trying
+// every subset of free columns (the others at zero; columns that are
+// zero in every row always at zero) and keeping the best solution with
+// no negative entry; it returns x and the root mean square residual.
+// The columns are scaled to unit norm first, and each subset is solved by
+// a QR factorization, which keeps nearly collinear columns (the terms of
+// one size all grow with the batch) accurate.
+func nnls(rows [][]float64) ([]float64, float64) {
+	n := len(rows[0])
+	scale := make([]float64, n)
 	for _, r := range rows {
 		for j, v := range r {
 			scale[j] += v * v
 		}
 	}
+	var live []int
 	for j := range scale {
 		scale[j] = math.Sqrt(scale[j])
-		if scale[j] == 0 {
-			scale[j] = 1
+		if scale[j] > 0 {
+			live = append(live, j)
 		}
 	}
-	best, bestRes := [3]float64{}, math.Inf(1)
-	for mask := 1; mask < 8; mask++ {
+	best, bestRes := make([]float64, n), math.Inf(1)
+	for mask := 1; mask < 1<<len(live); mask++ {
 		var cols []int
-		for j := range 3 {
-			if mask&(1<<j) != 0 {
+		for i, j := range live {
+			if mask&(1<<i) != 0 {
 				cols = append(cols, j)
 			}
 		}
-		k := len(cols)
-		// Normal equations AᵀA y = Aᵀ1 over the free columns.
-		ata := make([][]float64, k)
-		atb := make([]float64, k)
-		for i := range ata {
-			ata[i] = make([]float64, k)
-		}
-		for _, r := range rows {
-			for i, ci := range cols {
-				atb[i] += r[ci] / scale[ci]
-				for j, cj := range cols {
-					ata[i][j] += r[ci] / scale[ci] * r[cj] / scale[cj]
-				}
+		a := make([][]float64, len(rows))
+		for i, r := range rows {
+			a[i] = make([]float64, len(cols))
+			for c, j := range cols {
+				a[i][c] = r[j] / scale[j]
 			}
 		}
-		y, ok := solve(ata, atb)
+		y, ok := leastSquares(a)
 		if !ok {
 			continue
 		}
-		var x [3]float64
+		x := make([]float64, n)
 		feasible := true
-		for i, c := range cols {
-			if y[i] < 0 {
+		for c, j := range cols {
+			if y[c] < 0 {
 				feasible = false
 			}
-			x[c] = y[i] / scale[c]
+			x[j] = y[c] / scale[j]
 		}
 		if !feasible {
 			continue
 		}
 		res := 0.0
 		for _, r := range rows {
-			d := r[0]*x[0] + r[1]*x[1] + r[2]*x[2] - 1
+			d := -1.0
+			for j, v := range r {
+				d += v * x[j]
+			}
 			res += d * d
 		}
 		if res < bestRes {
 			best, bestRes = x, res
 		}
 	}
+	if math.IsInf(bestRes, 1) {
+		bestRes = float64(len(rows)) // x = 0: every point off by 100%
+	}
 	return best, math.Sqrt(bestRes / float64(len(rows)))
 }
 
-// solve solves a small linear system by Gaussian elimination with partial
-// pivoting; ok is false when it is singular.
-func solve(a [][]float64, b []float64) ([]float64, bool) {
-	n := len(b)
-	for col := range n {
-		piv := col
-		for r := col + 1; r < n; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[piv][col]) {
-				piv = r
-			}
+// leastSquares returns the y minimizing ‖a·y − 1‖ for a tall matrix a
+// (rows × k, rows ≥ k), by Householder QR; ok is false when a is rank
+// deficient (a column adds nothing to the ones before it).
+func leastSquares(a [][]float64) (y []float64, ok bool) {
+	m, k := len(a), len(a[0])
+	if m < k {
+		return nil, false
+	}
+	b := make([]float64, m)
+	for i := range b {
+		b[i] = 1
+	}
+	norm0 := make([]float64, k)
+	for j := range k {
+		for i := range m {
+			norm0[j] += a[i][j] * a[i][j]
 		}
-		if math.Abs(a[piv][col]) < 1e-12 {
+		norm0[j] = math.Sqrt(norm0[j])
+	}
+	for j := range k {
+		// The Householder reflection that zeroes column j below row j.
+		s := 0.0
+		for i := j; i < m; i++ {
+			s += a[i][j] * a[i][j]
+		}
+		s = math.Sqrt(s)
+		if s <= 1e-10*norm0[j] {
 			return nil, false
 		}
-		a[col], a[piv] = a[piv], a[col]
-		b[col], b[piv] = b[piv], b[col]
-		for r := col + 1; r < n; r++ {
-			f := a[r][col] / a[col][col]
-			for c := col; c < n; c++ {
-				a[r][c] -= f * a[col][c]
+		alpha := -math.Copysign(s, a[j][j])
+		v := make([]float64, m-j)
+		for i := j; i < m; i++ {
+			v[i-j] = a[i][j]
+		}
+		v[0] -= alpha
+		vv := 0.0
+		for _, x := range v {
+			vv += x * x
+		}
+		apply := func(col func(i int) *float64) {
+			d := 0.0
+			for i := j; i < m; i++ {
+				d += v[i-j] * *col(i)
 			}
-			b[r] -= f * b[col]
+			f := 2 * d / vv
+			for i := j; i < m; i++ {
+				*col(i) -= f * v[i-j]
+			}
 		}
+		for c := j; c < k; c++ {
+			apply(func(i int) *float64 { return &a[i][c] })
+		}
+		apply(func(i int) *float64 { return &b[i] })
 	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
+	y = make([]float64, k)
+	for r := k - 1; r >= 0; r-- {
 		s := b[r]
-		for c := r + 1; c < n; c++ {
-			s -= a[r][c] * x[c]
+		for c := r + 1; c < k; c++ {
+			s -= a[r][c] * y[c]
 		}
-		x[r] = s / a[r][r]
+		y[r] = s / a[r][r]
 	}
-	return x, true
+	return y, true
 }

@@ -42,68 +42,26 @@ type Measurement struct {
 }
 
 // Measure runs s (a step of Measured's form: one scoring pass, one epoch)
-// on a model with random weights, every pass on the calling goroutine
-// (sampling, scoring and the update alike: no team of helpers, whose
-// spinning and waiting would count as CPU time that depends on the load),
-// and returns each phase's CPU time of the process (policy/cputime), the
-// minimum over repeats runs: other jobs on a shared machine only add to
-// a run's CPU time (through the caches and memory bandwidth they take),
-// so the least disturbed run is the closest to the work's own cost. A
-// garbage collection runs before each phase, outside its time. Fewer runs
-// are made once a run has taken more than budget seconds of CPU time (at
-// least one).
+// repeats times back to back on a model with random weights (bench.run)
+// and returns each phase's minimum over the runs: other jobs on a shared
+// machine only add to a run's CPU time (through the caches and memory
+// bandwidth they take), so the least disturbed run is the closest to the
+// work's own cost. Fewer runs are made once a run has taken more than
+// budget seconds of CPU time (at least one). Run, which measures a grid,
+// spreads a point's runs over rounds of the whole grid instead.
 func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint64) (Measurement, error) {
-	if err := s.Validate(); err != nil {
-		return Measurement{}, err
-	}
-	if s.Prompts != s.Batch || s.Train.ScoringPasses() != 1 || s.Train.Epochs != 1 {
-		return Measurement{}, fmt.Errorf("cost: measure: a step of Measured's form (one prompt per response, one scoring pass, one epoch), got %d prompts for %d responses, %d scoring passes, %d epochs",
-			s.Prompts, s.Batch, s.Train.ScoringPasses(), s.Train.Epochs)
-	}
 	if repeats < 1 {
 		return Measurement{}, fmt.Errorf("cost: measure: %d repeats, want ≥ 1", repeats)
 	}
-	m, err := policy.NewModel(s.Model, seed)
+	b, err := newBench(s.Model, seed)
 	if err != nil {
-		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
-	}
-	m.SetTeam(nil) // every pass on this goroutine
-	tr, err := policy.NewTrainer(m, policy.DefaultTrainConfig)
-	if err != nil {
-		return Measurement{}, fmt.Errorf("cost: measure: %w", err)
-	}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	prompts := make([][]int, s.Batch)
-	streams := make([]policy.Stream, s.Batch)
-	for i := range prompts {
-		for range s.PromptLen {
-			prompts[i] = append(prompts[i], 4+rng.IntN(s.Model.VocabSize-4))
-		}
-		streams[i] = policy.Stream{Seed: seed, ID: uint64(i)}
+		return Measurement{}, err
 	}
 	var runs [NumPhases][]float64
-	var prev *policy.Engine
 	for r := 0; r < repeats; r++ {
-		if err := ctx.Err(); err != nil {
-			return Measurement{}, err
-		}
-		var secs [NumPhases]float64
-		e := policy.NewEngine(m, policy.WithTeam(nil), policy.WithCachesFrom(prev))
-		prev = e
-		var states []policy.State
-		var seqs [][]int
-		err := timeOne(&secs[Prefill], func() (err error) { states, err = e.PrefillBatch(prompts, streams); return err })
-		if err == nil {
-			err = timeOne(&secs[Decode], func() (err error) { seqs, err = decode(e, states, s.Response); return err })
-		}
+		secs, err := b.run(ctx, s)
 		if err != nil {
-			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
-		}
-		if err := timeOne(&secs[Score], func() error { return score(m, seqs) }); err != nil {
-			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
-		}
-		if err := timeOne(&secs[Update], func() error { return update(m, tr, seqs, s.PromptLen, s.Train.Minibatches) }); err != nil {
-			return Measurement{}, fmt.Errorf("cost: measure: %w", err)
+			return Measurement{}, err
 		}
 		total := 0.0
 		for p := range secs {
@@ -119,6 +77,85 @@ func Measure(ctx context.Context, s Step, repeats int, budget float64, seed uint
 		out.Seconds[p] = slices.Min(runs[p])
 	}
 	return out, nil
+}
+
+// bench is a model with random weights and its optimizer, kept across the
+// runs of the steps measured on it, as the RL loop keeps them across its
+// steps: a run after the first reuses the buffers (KV cache segments,
+// activations) an earlier one allocated, as a step after the first does.
+type bench struct {
+	model   *policy.Model
+	trainer *policy.Trainer
+	prev    *policy.Engine
+	seed    uint64
+}
+
+// newBench returns a bench for model c (its max_position_embeddings must
+// fit every step run on it).
+func newBench(c policy.Config, seed uint64) (*bench, error) {
+	m, err := policy.NewModel(c, seed)
+	if err != nil {
+		return nil, fmt.Errorf("cost: measure: %w", err)
+	}
+	m.SetTeam(nil) // every pass on this goroutine
+	tr, err := policy.NewTrainer(m, policy.DefaultTrainConfig)
+	if err != nil {
+		return nil, fmt.Errorf("cost: measure: %w", err)
+	}
+	return &bench{model: m, trainer: tr, seed: seed}, nil
+}
+
+// run runs s (a step of Measured's form, on the bench's model shape up
+// to max_position_embeddings) once, every pass on the calling goroutine
+// (sampling, scoring and the update alike: no team of helpers, whose
+// spinning and waiting would count as CPU time that depends on the
+// load), and returns each phase's CPU time of the process
+// (policy/cputime). A garbage collection runs before each phase, outside
+// its time.
+func (b *bench) run(ctx context.Context, s Step) ([NumPhases]float64, error) {
+	var secs [NumPhases]float64
+	if err := s.Validate(); err != nil {
+		return secs, err
+	}
+	if s.Prompts != s.Batch || s.Train.ScoringPasses() != 1 || s.Train.Epochs != 1 {
+		return secs, fmt.Errorf("cost: measure: a step of Measured's form (one prompt per response, one scoring pass, one epoch), got %d prompts for %d responses, %d scoring passes, %d epochs",
+			s.Prompts, s.Batch, s.Train.ScoringPasses(), s.Train.Epochs)
+	}
+	mc, sc := b.model.Config, s.Model
+	mc.MaxSeq, sc.MaxSeq = 0, 0
+	if mc != sc || b.model.Config.MaxSeq < s.PromptLen+s.Response {
+		return secs, fmt.Errorf("cost: measure: a step of model %+v on a bench of model %+v", s.Model, b.model.Config)
+	}
+	if err := ctx.Err(); err != nil {
+		return secs, err
+	}
+	rng := rand.New(rand.NewPCG(b.seed, 1))
+	prompts := make([][]int, s.Batch)
+	streams := make([]policy.Stream, s.Batch)
+	for i := range prompts {
+		for range s.PromptLen {
+			prompts[i] = append(prompts[i], 4+rng.IntN(s.Model.VocabSize-4))
+		}
+		streams[i] = policy.Stream{Seed: b.seed, ID: uint64(i)}
+	}
+	e := policy.NewEngine(b.model, policy.WithTeam(nil), policy.WithCachesFrom(b.prev))
+	b.prev = e
+	var states []policy.State
+	var seqs [][]int
+	err := timeOne(&secs[Prefill], func() (err error) { states, err = e.PrefillBatch(prompts, streams); return err })
+	if err == nil {
+		err = timeOne(&secs[Decode], func() (err error) { seqs, err = decode(e, states, s.Response); return err })
+	}
+	if err == nil {
+		err = timeOne(&secs[Score], func() error { return score(b.model, seqs) })
+	}
+	if err == nil {
+		err = timeOne(&secs[Update], func() error { return update(b.model, b.trainer, seqs, s.PromptLen, s.Train.Minibatches) })
+	}
+	if err != nil {
+		return secs, fmt.Errorf("cost: measure: %w", err)
+	}
+	return secs, nil
 }
 
 // timeOne stores fn's CPU time of the process in secs, after a garbage
@@ -149,14 +186,16 @@ func decode(e *policy.Engine, states []policy.State, n int) ([][]int, error) {
 }
 
 // score runs the scoring passes: log-probs of every token without
-// gradients, in chunks of ScoreChunk sequences.
+// gradients, in chunks of ScoreChunk sequences, as the RL loop sets
+// π_old's (policy.Model.TokenLogProbValues, whose buffers go back to the
+// model's pool).
 func score(m *policy.Model, seqs [][]int) error {
 	for lo := 0; lo < len(seqs); lo += ScoreChunk {
 		b, err := m.NewBatch(seqs[lo:min(lo+ScoreChunk, len(seqs))])
 		if err != nil {
 			return err
 		}
-		_ = m.TokenLogProbs(b, m.Logits(b), 1).Value()
+		_ = m.TokenLogProbValues(b, 1)
 	}
 	return nil
 }

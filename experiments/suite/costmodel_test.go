@@ -20,7 +20,7 @@ func TestWriteCostModel(t *testing.T) {
 		t.Fatal("the compute report has no cost model")
 	}
 	truth := cost.Model{Coef: [cost.NumPhases]cost.Coef{
-		{SecPerFLOP: 1e-10, SecPerCall: 1e-4}, {SecPerFLOP: 2e-11, SecPerByte: 1e-10}, {SecPerFLOP: 2e-11}, {SecPerFLOP: 1.5e-11, SecPerByte: 1e-11},
+		{cost.MatmulFLOPs: 1e-10, cost.Calls: 1e-4}, {cost.MatmulFLOPs: 2e-11, cost.AttentionFLOPs: 1e-10, cost.WeightBytes: 1e-10}, {cost.MatmulFLOPs: 2e-11, cost.AttentionFLOPs: 2e-11}, {cost.MatmulFLOPs: 1.5e-11, cost.ActivationBytes: 1e-11, cost.OptimizerBytes: 1e-11},
 	}}
 	sw, err := cost.SweepOf(truth)
 	if err != nil {
