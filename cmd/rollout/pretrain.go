@@ -145,8 +145,11 @@ func newRewardModelCmd() *cobra.Command {
 		Short: "Train (or find in the cache) the reward model of a config and report its held-out AUC",
 		Long: `Builds the learned reward model of the config's first variant: responses sampled from the
 base policy on train prompts, labelled by the verifier, a classifier (the policy's
-architecture with a scalar head) trained on them, and its AUC on held-out prompts. The
-model is cached under the hash of the base policy and the reward_model settings.`,
+architecture with a scalar head) trained on them, and its AUC on held-out prompts. With
+reward_model.scoring: likelihood it is instead the policy's log-likelihood of a response,
+trained to order one prompt's candidates (as rollout rm-quality trains it), and its
+within-prompt AUC on held-out prompts. The model is cached under the hash of the base
+policy and the reward_model settings.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := loadConfig(args[0], sets)
@@ -176,7 +179,7 @@ model is cached under the hash of the base policy and the reward_model settings.
 			if pb != nil {
 				pb.set(c.Pretrain.Steps, "")
 			}
-			pb = pr.add("reward model "+c.Task.Name, c.RewardModel.Train.Steps)
+			pb = pr.add("reward model "+c.Task.Name, c.RewardModel.Steps())
 			path, sum, cached, err := runner.RewardModel(cmd.Context(), c, dir, base.Dir, func(s reward.Step) {
 				pb.set(s.Step, fmt.Sprintf(" loss %.3f", s.Loss))
 			})
@@ -184,10 +187,14 @@ model is cached under the hash of the base policy and the reward_model settings.
 				pb.abort()
 				return err
 			}
-			pb.set(c.RewardModel.Train.Steps, "")
+			pb.set(c.RewardModel.Steps(), "")
 			how := "trained"
 			if cached {
 				how = "cached"
+			}
+			if sum.Scoring == reward.LikelihoodScore.String() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s reward model %s: %s, %.0fs\n", how, path, sum.Describe(), sum.Seconds)
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s reward model %s: held-out AUC %.3f (%d responses, %d right), train AUC %.3f, %.0fs\n",
 				how, path, sum.HeldOut.AUC, sum.HeldOut.N, sum.HeldOut.Positives, sum.Train.AUC, sum.Seconds)

@@ -67,7 +67,7 @@ func answerMeasurer(ctx context.Context, f *config.File, st *tracking.Store, cac
 		if err != nil {
 			return suite.Measured{}, err
 		}
-		desc := fmt.Sprintf("cache entry `reward/%s` (held-out AUC %.3f on %d responses of the base policy, %d right)", filepath.Base(rmDir), sum.HeldOut.AUC, sum.HeldOut.N, sum.HeldOut.Positives)
+		desc := fmt.Sprintf("cache entry `reward/%s` (%s)", filepath.Base(rmDir), sum.Describe())
 		return suite.Measured{Points: pts, RewardModel: desc}, nil
 	}
 }

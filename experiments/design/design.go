@@ -17,6 +17,10 @@
 //	    - name: gpu_bound
 //	      text: generation dominates a step's cost, as on a GPU serving a large model
 //	      unmet: a CPU-bound tiny model, whose update costs as much as its generation
+//	    - name: reward_model_ranks   # measured by the report, not stated
+//	      text: a reward model that orders one prompt's candidates well
+//	      measure: within_prompt_auc
+//	      min: 0.85
 //	  checks:
 //	    - name: filter_keeps_accuracy
 //	      claim: dynamic sampling does not hurt learning
@@ -153,14 +157,32 @@ func (c Check) Same(d Check) bool {
 
 // Premise is a condition a claim takes for granted. A test bed that does
 // not meet it cannot test the checks resting on it: their verdict is "not
-// testable here".
+// testable here". A premise is stated unmet by the design (Unmet), or
+// measured: with Measure set, the report measures that figure for each
+// check resting on the premise, and the premise is unmet for a check
+// whose figure (its mean over seeds) is below Min.
 type Premise struct {
 	Name string `yaml:"name,omitempty" json:"name"`
 	// Text states the premise.
 	Text string `yaml:"text,omitempty" json:"text,omitempty"`
 	// Unmet, when set, says why this test bed does not meet it.
 	Unmet string `yaml:"unmet,omitempty" json:"unmet,omitempty"`
+	// Measure names the figure that decides the premise (Measures), and
+	// Min the least value that meets it.
+	Measure string  `yaml:"measure,omitempty" json:"measure,omitempty"`
+	Min     float64 `yaml:"min,omitempty" json:"min,omitempty"`
 }
+
+// WithinPromptAUC is the measure of a premise on a reward model's
+// quality: for a check at answer time whose rule selects by the reward
+// model, the share of the right–wrong pairs of one prompt's candidates
+// that the model scores in the right order (ties half), averaged over
+// the held-out prompts that have both, on the very candidates the rule
+// reranks.
+const WithinPromptAUC = "within_prompt_auc"
+
+// Measures lists the figures a premise can be measured by.
+var Measures = []string{WithinPromptAUC}
 
 // Correction names a correction for multiplicity.
 type Correction string
@@ -223,6 +245,15 @@ func (d Design) Validate(variants []string, parseAt func(string) error) error {
 		}
 		if slices.Contains(premises, p.Name) {
 			return fail(key+".name", "premise %q is declared twice", p.Name)
+		}
+		switch {
+		case p.Measure == "" && p.Min != 0:
+			return fail(key+".min", "%v without a measure: name the figure it bounds (measure: %s)", p.Min, strings.Join(Measures, ", "))
+		case p.Measure == "":
+		case !slices.Contains(Measures, p.Measure):
+			return fail(key+".measure", "%q: want one of %s", p.Measure, strings.Join(Measures, ", "))
+		case !(p.Min > 0 && p.Min <= 1):
+			return fail(key+".min", "%v: want 0 < min ≤ 1 for %s", p.Min, p.Measure)
 		}
 		premises = append(premises, p.Name)
 	}

@@ -30,6 +30,14 @@ func TestValidate(t *testing.T) {
 		{"wall time at a point", func(d *Design) { d.Checks[0].Metric = "wall_s" }, `checks[0].at: "final": wall_s is a run's whole-run figure, read only at mean`},
 		{"twice", func(d *Design) { d.Checks = append(d.Checks, ok) }, `checks[1]: check "v eval/acc final" is declared twice`},
 		{"premise twice", func(d *Design) { d.Premises = []Premise{{Name: "p"}, {Name: "p"}} }, `premises[1].name: premise "p" is declared twice`},
+		{"measured premise", func(d *Design) {
+			d.Premises = []Premise{{Name: "p", Measure: WithinPromptAUC, Min: 0.85}}
+			d.Checks[0].Premise = "p"
+		}, ""},
+		{"unknown measure", func(d *Design) { d.Premises = []Premise{{Name: "p", Measure: "auc", Min: 0.85}} }, `premises[0].measure: "auc": want one of within_prompt_auc`},
+		{"measure without min", func(d *Design) { d.Premises = []Premise{{Name: "p", Measure: WithinPromptAUC}} }, "premises[0].min: 0: want 0 < min ≤ 1 for within_prompt_auc"},
+		{"AUC above 1", func(d *Design) { d.Premises = []Premise{{Name: "p", Measure: WithinPromptAUC, Min: 85}} }, "premises[0].min: 85: want 0 < min ≤ 1"},
+		{"min without measure", func(d *Design) { d.Premises = []Premise{{Name: "p", Min: 0.85}} }, "premises[0].min: 0.85 without a measure"},
 		{"answer time", func(d *Design) {
 			d.Checks[0] = Check{Variant: "reward-model best-of-16", Baseline: "reward-model best-of-1", Metric: AnswerMetric, At: "answer time, base policy", Want: Higher}
 		}, ""},

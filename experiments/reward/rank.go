@@ -11,6 +11,8 @@ import (
 	"github.com/nlpodyssey/spago/nn"
 
 	"github.com/rollout-rl/rollout/experiments/config/field"
+	"github.com/rollout-rl/rollout/experiments/task"
+	"github.com/rollout-rl/rollout/policy"
 )
 
 // This file trains a reward model to order one prompt's candidates, the
@@ -58,6 +60,23 @@ func Groups(data []Example) []Group {
 		out[i].Labels = append(out[i].Labels, ex.Label)
 	}
 	return out
+}
+
+// RankingData samples the data a reward model learns to rank from:
+// samples responses of base to each of prompts train-split prompts
+// (Collect at temperature 1), grouped per prompt (Groups), with up to
+// nearMisses near misses a right candidate (NearMisses, drawn from seed);
+// and what Collect sampled and the number of near misses added.
+func RankingData(ctx context.Context, base *policy.Model, tok *policy.Tokenizer, t task.Task, prompts, samples, nearMisses int, seed uint64) ([]Group, CollectStats, int, error) {
+	data, st, err := Collect(ctx, base, tok, t, CollectConfig{Split: task.Train, Prompts: prompts, Samples: samples})
+	if err != nil {
+		return nil, st, 0, err
+	}
+	groups, near, err := NearMisses(t, Groups(data), nearMisses, seed)
+	if err != nil {
+		return nil, st, 0, err
+	}
+	return groups, st, near, nil
 }
 
 // PairAUC is the share of (right, wrong) pairs of one prompt's candidates
@@ -124,14 +143,14 @@ func (m *Model) WithinPromptAUC(groups []Group) (float64, int, error) {
 // calibrated as probabilities; 0: the pairwise loss alone). The zero value
 // of a field means its default (see Defaults).
 type RankConfig struct {
-	Steps          int     `json:"steps"`            // optimizer steps; default 1500
-	PromptsPerStep int     `json:"prompts_per_step"` // default 8
-	PerLabel       int     `json:"per_label"`        // right and wrong candidates per prompt and step, at most; default 4
-	LR             float64 `json:"lr"`               // body; default 3e-4
-	HeadLR         float64 `json:"head_lr"`          // score.weight and score.bias; default 1e-3
-	MaxGradNorm    float64 `json:"max_grad_norm"`    // default 1
-	BCE            float64 `json:"bce"`              // weight of the pointwise term; default 0
-	Seed           uint64  `json:"seed"`             // order of prompts and candidates
+	Steps          int     `yaml:"steps,omitempty" json:"steps"`                       // optimizer steps; default 1500
+	PromptsPerStep int     `yaml:"prompts_per_step,omitempty" json:"prompts_per_step"` // default 8
+	PerLabel       int     `yaml:"per_label,omitempty" json:"per_label"`               // right and wrong candidates per prompt and step, at most; default 4
+	LR             float64 `yaml:"lr,omitempty" json:"lr"`                             // body; default 3e-4
+	HeadLR         float64 `yaml:"head_lr,omitempty" json:"head_lr"`                   // score.weight and score.bias; default 1e-3
+	MaxGradNorm    float64 `yaml:"max_grad_norm,omitempty" json:"max_grad_norm"`       // default 1
+	BCE            float64 `yaml:"bce,omitempty" json:"bce"`                           // weight of the pointwise term; default 0
+	Seed           uint64  `yaml:"seed,omitempty" json:"seed"`                         // order of prompts and candidates
 }
 
 // Defaults returns c with every zero field that has a default set to it.

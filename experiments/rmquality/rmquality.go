@@ -131,12 +131,7 @@ func Run(ctx context.Context, base *policy.Model, tok *policy.Tokenizer, t task.
 	res := Result{Config: cfg}
 	var train []reward.Group
 	if !cfg.Evaluate {
-		data, st, err := reward.Collect(ctx, base, tok, t, reward.CollectConfig{Split: task.Train, Prompts: cfg.TrainPrompts, Samples: cfg.Samples})
-		if err != nil {
-			return Result{}, err
-		}
-		res.Train = st
-		if train, res.NearMisses, err = reward.NearMisses(t, reward.Groups(data), cfg.NearMisses, cfg.Rank.Seed); err != nil {
+		if train, res.Train, res.NearMisses, err = reward.RankingData(ctx, base, tok, t, cfg.TrainPrompts, cfg.Samples, cfg.NearMisses, cfg.Rank.Seed); err != nil {
 			return Result{}, err
 		}
 	}

@@ -58,6 +58,10 @@ type AnswerCheck struct {
 	Want     Direction
 	// Margin is as Check.Margin, in accuracy.
 	Margin float64
+	// Premise names the premise the check rests on (design.Check's
+	// Premise); one measured by design.WithinPromptAUC reads the reward
+	// model's within-prompt AUC on the candidates of the tested rule.
+	Premise string
 }
 
 // Spec is what an AnswerTime asks a Measurer for.
@@ -205,9 +209,19 @@ func (r answerResults) outcome(c AnswerCheck) (Outcome, error) {
 	if c.AgainstN == 0 {
 		against = ruleName(c.Against, 0) + " at the same tokens"
 	}
-	check := Check{Name: c.Name, Variant: ruleName(c.Method, c.N), Baseline: against, Metric: design.AnswerMetric, At: "answer time, " + policyName(c.Policy), Want: c.Want, Margin: c.Margin}
-	return compare(check, against, a, b)
+	check := Check{Name: c.Name, Variant: ruleName(c.Method, c.N), Baseline: against, Metric: design.AnswerMetric, At: "answer time, " + policyName(c.Policy), Want: c.Want, Margin: c.Margin, Premise: c.Premise}
+	o, err := compare(check, against, a, b)
+	if err != nil {
+		return o, err
+	}
+	if ranks(c.Method) && c.N > 1 {
+		o.RankAUC = stats.Summarize(sortedValues(r.values(c.Policy, c.Method, c.N, scorerAUC)))
+	}
+	return o, nil
 }
+
+// ranks reports whether a rule selects by the reward model's scores.
+func ranks(method string) bool { return method == "best_of_n" || method == "tree_best" }
 
 // outcomes evaluates comparisons in order.
 func (r answerResults) outcomes(cs []AnswerCheck) ([]Outcome, error) {
@@ -282,7 +296,7 @@ func writeAnswerTable(p *printer, r answerResults, policy string, a *AnswerTime)
 				pt = "—"
 			}
 			auc := "—"
-			if (m.method == "best_of_n" || m.method == "tree_best") && n > 1 {
+			if ranks(m.method) && n > 1 {
 				auc = formatSummary(stats.Summarize(sortedValues(r.values(policy, m.method, n, scorerAUC))))
 			}
 			p.f("| %s | %d | %s | %s | %s | %s | %s |\n", m.name, n,

@@ -186,3 +186,67 @@ func TestAnswerTimeDeclared(t *testing.T) {
 		t.Errorf("a declared answer-time check the report does not measure: %v", err)
 	}
 }
+
+// A reward-model check resting on a premise measured by the reward
+// model's within-prompt AUC is not testable here, naming the premise and
+// the figure, when the AUC on the candidates its rule reranks is below
+// the premise's minimum, and keeps its verdict, saying the premise is
+// met, when it is not; a check on a rule that does not rank cannot meet
+// it.
+func TestAnswerTimeMeasuredPremise(t *testing.T) {
+	gains := []float64{0.05, 0.06, 0.04, 0.05, 0.05}
+	rm := AnswerCheck{Name: "rm_gain", Policy: PolicyRL, Method: "best_of_n", N: 2, Against: "best_of_n", AgainstN: 1, Want: Higher, Margin: 0.02, Premise: "ranks"}
+	tree := AnswerCheck{Name: "tree_ranks", Policy: PolicyBase, Method: "tree_majority", N: 2, Against: "majority", Want: NotWorse, Margin: 0.03, Premise: "ranks"}
+	r := Report{Name: "x", AnswerTime: &AnswerTime{Variant: "v", Ns: []int{1, 2}, TreeLeaves: []int{2}, Checks: []AnswerCheck{rm, tree}}}
+	d := design.Default()
+	d.Premises = []design.Premise{{Name: "ranks", Text: "a reward model that ranks", Measure: design.WithinPromptAUC, Min: 0.85}}
+	d.Checks = []Check{
+		{Name: "rm_gain", Variant: "reward-model best-of-2", Baseline: "reward-model best-of-1", Metric: design.AnswerMetric, At: "answer time, after RL", Want: Higher, Margin: 0.02, Premise: "ranks"},
+		{Name: "tree_ranks", Variant: "tree, majority, 2 leaves", Baseline: "majority at the same tokens", Metric: design.AnswerMetric, At: "answer time, base policy", Want: NotWorse, Margin: 0.03, Premise: "ranks"},
+	}
+	evaluate := func(auc float64) []Outcome {
+		t.Helper()
+		hand := handResults(gains)
+		for _, pts := range hand.points[PolicyRL] {
+			for i := range pts {
+				if pts[i].Method == "best_of_n" && pts[i].N == 2 {
+					pts[i].ScorerAUC = auc
+				}
+			}
+		}
+		measure := func(run tracking.Run, policy string, spec Spec) (Measured, error) {
+			return Measured{Points: hand.points[policy][run.Seed]}, nil
+		}
+		st := fakeDesigned(t, gains, &d, time.Time{})
+		exp, runs, err := experimentOf(st, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, _, _, err := evaluateReport(st, r, exp, runs, Meta{Measure: measure})
+		if err != nil || len(outs) != 2 {
+			t.Fatalf("outcomes %+v, %v", outs, err)
+		}
+		if outs[0].Exploratory || outs[1].Exploratory {
+			t.Errorf("declared checks resting on a premise are exploratory: %+v", outs)
+		}
+		return outs
+	}
+	low := evaluate(0.8)
+	if o := low[0]; o.Verdict != NotTestable || o.Corrected ||
+		!strings.Contains(o.Premise, "ranks (a reward model that ranks) is not met: the reward model's within-prompt AUC on the candidates reward-model best-of-2 reranks (answer time, after RL) is 0.8 ± 0 over 5 seeds") ||
+		!strings.Contains(o.Premise, "below the 0.85 it needs") {
+		t.Errorf("AUC 0.8: %s, premise %q, want not testable naming the premise and the AUC", o.Verdict, o.Premise)
+	}
+	if o := low[1]; o.Verdict != NotTestable || !strings.Contains(o.Premise, "measures no within-prompt AUC for tree, majority, 2 leaves") {
+		t.Errorf("a rule that does not rank: %s, premise %q", o.Verdict, o.Premise)
+	}
+	high := evaluate(0.9)
+	if o := high[0]; o.Verdict != Holds || o.Premise != "" || !strings.Contains(o.PremiseMet, "ranks (a reward model that ranks) is met: the reward model's within-prompt AUC on the candidates reward-model best-of-2 reranks (answer time, after RL) is 0.9 ± 0 over 5 seeds (mean ± 95% t-interval), at least 0.85") {
+		t.Errorf("AUC 0.9: %s, premise %q, met %q, want it to hold with the premise met", o.Verdict, o.Premise, o.PremiseMet)
+	}
+	var b strings.Builder
+	writeChecks(&printer{w: &b}, high, "k1")
+	if !strings.Contains(b.String(), "- `rm_gain` rests on a premise the measurement meets: ranks (") {
+		t.Errorf("the checks' notes do not say the premise is met:\n%s", b.String())
+	}
+}

@@ -154,7 +154,13 @@ func (d designed) classify(o *Outcome, runs []tracking.Run) {
 	}
 	if o.Check.Premise != "" {
 		for _, p := range d.Premises {
-			if p.Name == o.Check.Premise && p.Unmet != "" {
+			if p.Name != o.Check.Premise {
+				continue
+			}
+			if p.Unmet == "" && p.Measure != "" {
+				p.Unmet, o.PremiseMet = measuredPremise(p, *o)
+			}
+			if p.Unmet != "" {
 				o.Verdict, o.Premise = NotTestable, premiseText(p)
 			}
 		}
@@ -223,6 +229,25 @@ func (d designed) loadOf(r tracking.Run, lo, hi *float64, cpus *int) string {
 		*lo, *hi, *cpus = math.Min(*lo, s.Load1), math.Max(*hi, s.Load1), s.CPUs
 	}
 	return ""
+}
+
+// measuredPremise decides a premise measured by a figure of the
+// outcome: why it is unmet, or, when it is met, a sentence saying so with
+// the figure.
+func measuredPremise(p design.Premise, o Outcome) (unmet, met string) {
+	switch p.Measure {
+	case design.WithinPromptAUC:
+		s := o.RankAUC
+		if s.N == 0 {
+			return fmt.Sprintf("the report measures no within-prompt AUC for %s (%s), which does not select by the reward model", o.Variant, o.At), ""
+		}
+		figure := fmt.Sprintf("the reward model's within-prompt AUC on the candidates %s reranks (%s) is %s over %d seeds (mean ± 95%% t-interval)", o.Variant, o.At, formatSummary(s), s.N)
+		if s.Mean < p.Min {
+			return fmt.Sprintf("%s, below the %g it needs", figure, p.Min), ""
+		}
+		return "", fmt.Sprintf("%s (%s) is met: %s, at least %g", p.Name, p.Text, figure, p.Min)
+	}
+	return fmt.Sprintf("no report measures %q", p.Measure), ""
 }
 
 func premiseText(p design.Premise) string {

@@ -1,6 +1,8 @@
 package suite
 
 import (
+	"strings"
+
 	"github.com/rollout-rl/rollout/experiments/design"
 	"github.com/rollout-rl/rollout/tracking/report"
 )
@@ -28,20 +30,21 @@ func accPlot() Plot { return Plot{Metric: "eval/acc", X: report.XTokens} }
 // claim is about): a recorded one against tokens or steps, the two parts
 // of a derived share (shareOf), and wall time (wall_s) as the time axis.
 
-// Reports returns the suite's reports in the issue's order (1–10); the
-// order in which they were generated is the brief's priority, which
-// Priority gives.
+// Reports returns the suite's reports in the issue's order (1–10), then
+// 11, the test-time compute report redesigned with a reward model that
+// ranks; the order in which they were generated is the brief's priority,
+// which Priority gives.
 func Reports() []Report {
 	return []Report{
 		compute(), filtering(), stale(), temperature(), maxLength(),
-		quantized(), perPrompt(), advantage(), ttc(), recipe(),
+		quantized(), perPrompt(), advantage(), ttc(), recipe(), ttcRM(),
 	}
 }
 
 // Priority lists the report names in the order they are generated when
 // time is short: the ones the others build on first.
 func Priority() []string {
-	return []string{"filtering", "max_length", "temperature", "per_prompt", "advantage", "stale", "compute", "ttc", "quantized", "recipe"}
+	return []string{"filtering", "max_length", "temperature", "per_prompt", "advantage", "stale", "compute", "ttc", "ttc_rm", "quantized", "recipe"}
 }
 
 // Find returns the report of the given name.
@@ -268,13 +271,59 @@ func advantage() Report {
 }
 
 func ttc() Report {
+	r := ttcReport()
+	r.Number, r.Name, r.Title, r.Experiment = 9, "ttc", "Test-time compute", "econ_ttc_v2"
+	r.Design = declaredTask + ttcRuns + ttcAnswer(`the model of the config's `+"`reward_model`"+` section, trained on the base policy's samples, as `+"`rollout reward-model`"+` caches it`) +
+		`The checks, declared in the config before the first run and all primary (Holm over the six): ` + ttcChecks + `. The seeds (from 701) were set before the first run from a 3-seed pilot (` + "`rollout plan --pilot 3`" + `, seeds after the design's) for the two checks on the runs' records, and for the four at answer time, which a pilot's runs do not hold, from the per-seed SD of the same measurement in the earlier econ_ttc report (seeds 1–5, the same base policy, prompts, N, trees and reward model); the config says which bound set their number.`
+	r.Minutes = 8
+	return r
+}
+
+// ttcRM is the test-time compute report redesigned (issue 25): best-of-N
+// by the likelihood reward model, whose reward-model checks rest on a
+// premise the report measures, the reward model's within-prompt AUC on
+// the candidates it reranks.
+func ttcRM() Report {
+	r := ttcReport()
+	r.Number, r.Name, r.Title, r.Experiment = 11, "ttc_rm", "Test-time compute with a reward model that ranks", "econ_ttc_v3"
+	r.Design = declaredTask + `**Why a second design:** the first, [` + "`econ_ttc_v2`" + `](ttc.md), chose best-of-N by the head reward model of the ` + "`reward_model`" + ` section's defaults (a scalar head on EOS trained with binary cross-entropy on the base policy's samples), which orders one prompt's candidates poorly (its within-prompt AUC is in that report's answer-time tables), and it declared no premise about the reward model, so its reward-model checks tested that model, not the claim, which takes a reward model that ranks for granted. This design (experiment ` + "`econ_ttc_v3`" + `, its own seeds; no run of the first is reused) chooses by the likelihood reward model of [rm_quality.md](rm_quality.md) and declares that premise; the runs, the answer-time measurement and the other checks are the first design's. ` +
+		ttcRuns + ttcAnswer(`the likelihood reward model: the base policy's body scoring a response by its log-likelihood, Σ log π(token | what precedes it) over the response and EOS, trained to order one prompt's candidates with a pairwise loss, −log σ(z_right − z_wrong) over the (right, wrong) pairs of the same prompt, on the base policy's 16 samples of each of 2,048 train prompts with up to 2 near misses a right candidate as hard negatives, 1,000 Adam steps (body step size 3·10⁻⁴, training order seed 1): the settings of rm_quality.md's likelihood model, written in the config's `+"`reward_model`"+` section (`+"`scoring: likelihood`"+`), built once per base policy and cached (`+"`rollout reward-model CONFIG`"+` builds it), its within-prompt AUC on 1,024 held-out eval prompts × 16 samples given below the tables`) +
+		`**Premise** ` + "`reward_model_ranks`" + `, declared in the design before the first run: the reward model orders one prompt's candidates well, a within-prompt AUC of at least 0.85 on the very candidates it reranks (the held-out prompts' 16 candidates of the policy measured, mean over the seeds). The report measures it for each reward-model check (the AUC column of the answer-time tables) and a check whose AUC falls below is *not testable here*, its numbers still given, and leaves the corrected family. ` +
+		`The checks, declared in the config before the first run and all primary (Holm over the testable ones of the six): ` + ttcChecks + `; the two reward-model checks rest on the premise. The seeds (from 801) were set before the first run from a 3-seed pilot (` + "`rollout plan --pilot 3`" + `, seeds after the design's) for the two checks on the runs' records, and for the four at answer time, which a pilot's runs do not hold, from the per-seed SD of the same comparisons in the committed ttc.md (12 seeds; its reward model was the head, so for the reward-model checks the SD is a stand-in); the config says which bound set their number.`
+	for i := range r.AnswerTime.Checks {
+		if strings.HasPrefix(r.AnswerTime.Checks[i].Name, "rm_") {
+			r.AnswerTime.Checks[i].Premise = "reward_model_ranks"
+		}
+	}
+	r.Premises = []design.Premise{{Name: "reward_model_ranks",
+		Text:    "a reward model that orders one prompt's candidates well, within-prompt AUC ≥ 0.85 on the held-out prompts' candidates it reranks",
+		Measure: design.WithinPromptAUC, Min: 0.85}}
+	r.Minutes = 20
+	return r
+}
+
+// The parts of the test-time compute reports' designs that they share:
+// the runs, the answer-time measurement (ttcAnswer, given what the
+// reward model is) and the checks.
+const (
+	ttcRuns = `One RL run per seed and variant (flat, 8 prompts × 8 samples a step, no filtering, 10,000 sampled tokens), evaluated at 0 (the base policy) and 10,000 sampled tokens (the trained policy) on 100 held-out prompts drawn from the run's seed, greedy and 16 samples a prompt at temperature 1. The variants ` + "`k1`" + ` and ` + "`k16`" + ` train identically (same seed, same streams) and differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples), so their paired difference is majority of 16 against one sample over the same samples. `
+
+	ttcChecks = `majority of 16 beats one sample for the base policy and after RL (` + "`k16`" + ` against ` + "`k1`" + ` on eval/maj@k at 0 and 10,000 sampled tokens; effect of interest 5 points, margin 2); reward-model best-of-16 beats reward-model best-of-1 at answer time, for each policy (effect 5 points, margin 2); an entropy tree of 16 leaves with majority vote is not worse than flat majority at the same tokens by more than 3 points, for each policy`
+)
+
+// ttcAnswer describes the answer-time measurement, the reward model
+// being rm.
+func ttcAnswer(rm string) string {
+	return "`k1`" + ` keeps its final policy (` + "`train.save_final`" + `), which the report measures at answer time beside the base policy, each seed with its own sampling streams and held-out prompts (the config's 100 eval prompts, the rollout temperature 1): N = 1, 2, 4, 8, 16 flat samples a prompt, and entropy trees of 4 and 16 leaves (M = N/4 roots, each forked at its 3 highest-entropy tokens once: N = 3, T = 1, L = 1; a response ending before a fork point forks less, so a tree may have fewer leaves). One answer a prompt is chosen from the same candidates by the verifier (best-of-N by the verifier: an oracle bound), by the learned reward model (best-of-N by its score; ` + rm + `) and by majority vote over the answers; trees are judged by the same three rules. Tokens per prompt are the generated tokens of all candidates (a tree's shared prefixes counted once). The measurement is deterministic: the same policies, seeds and build give the same tables. Trees are compared with flat majority at matched tokens: each seed's flat majority curve interpolated linearly at the tree's tokens per prompt. `
+}
+
+// ttcReport is what the test-time compute reports share: the claim, the
+// tables, the checks on the runs' records, the answer-time measurement
+// and its checks, the plots.
+func ttcReport() Report {
 	return Report{
-		Number: 9, Name: "ttc", Title: "Test-time compute", Experiment: "econ_ttc_v2",
 		Claim:  `spending more samples per prompt at answer time (best-of-N by a verifier or by a learned reward model, majority vote) raises accuracy, for the base policy and for an RL-trained one; an entropy tree at answer time spends its tokens at least as well as flat sampling.`,
 		Source: "Snell et al. 2024 (scaling test-time compute); Brown et al. 2024 (large language monkeys); TreeRL (Hou et al. 2025) for trees",
-		Design: declaredTask + `One RL run per seed and variant (flat, 8 prompts × 8 samples a step, no filtering, 10,000 sampled tokens), evaluated at 0 (the base policy) and 10,000 sampled tokens (the trained policy) on 100 held-out prompts drawn from the run's seed, greedy and 16 samples a prompt at temperature 1. The variants ` + "`k1`" + ` and ` + "`k16`" + ` train identically (same seed, same streams) and differ only in k of pass@k (best-of-k by the verifier: an oracle bound) and maj@k (majority over the first k samples), so their paired difference is majority of 16 against one sample over the same samples. ` +
-			"`k1`" + ` keeps its final policy (` + "`train.save_final`" + `), which the report measures at answer time beside the base policy, each seed with its own sampling streams and held-out prompts (the config's 100 eval prompts, the rollout temperature 1): N = 1, 2, 4, 8, 16 flat samples a prompt, and entropy trees of 4 and 16 leaves (M = N/4 roots, each forked at its 3 highest-entropy tokens once: N = 3, T = 1, L = 1; a response ending before a fork point forks less, so a tree may have fewer leaves). One answer a prompt is chosen from the same candidates by the verifier (best-of-N by the verifier: an oracle bound), by the learned reward model (best-of-N by its score; the model of the config's ` + "`reward_model`" + ` section, trained on the base policy's samples, as ` + "`rollout reward-model`" + ` caches it) and by majority vote over the answers; trees are judged by the same three rules. Tokens per prompt are the generated tokens of all candidates (a tree's shared prefixes counted once). The measurement is deterministic: the same policies, seeds and build give the same tables. Trees are compared with flat majority at matched tokens: each seed's flat majority curve interpolated linearly at the tree's tokens per prompt. ` +
-			`The checks, declared in the config before the first run and all primary (Holm over the six): majority of 16 beats one sample for the base policy and after RL (` + "`k16`" + ` against ` + "`k1`" + ` on eval/maj@k at 0 and 10,000 sampled tokens; effect of interest 5 points, margin 2); reward-model best-of-16 beats reward-model best-of-1 at answer time, for each policy (effect 5 points, margin 2); an entropy tree of 16 leaves with majority vote is not worse than flat majority at the same tokens by more than 3 points, for each policy. The seeds (from 701) were set before the first run from a 3-seed pilot (` + "`rollout plan --pilot 3`" + `, seeds after the design's) for the two checks on the runs' records, and for the four at answer time, which a pilot's runs do not hold, from the per-seed SD of the same measurement in the earlier econ_ttc report (seeds 1–5, the same base policy, prompts, N, trees and reward model); the config says which bound set their number.`,
 		Tables: []Table{
 			{Title: "Base policy (mark 0)", At: "tokens:0", Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
 			{Title: "After RL (10,000 sampled tokens)", At: atEnd, Metrics: []string{"eval/acc", "eval/pass@k", "eval/maj@k", "eval/tokens"}},
@@ -295,8 +344,7 @@ func ttc() Report {
 			},
 			Compare: ttcComparisons(),
 		},
-		Plots:   []Plot{{Metric: "eval/maj@k", X: report.XTokens}, {Metric: "eval/pass@k", X: report.XTokens}},
-		Minutes: 8,
+		Plots: []Plot{{Metric: "eval/maj@k", X: report.XTokens}, {Metric: "eval/pass@k", X: report.XTokens}},
 	}
 }
 

@@ -45,7 +45,7 @@ import (
 
 // Report is one report of the suite.
 type Report struct {
-	// Number is the report's number in the suite's list (1–10).
+	// Number is the report's number in the suite's list (1–11).
 	Number int
 	// Name is the report's key (--only NAME), its markdown file's stem and
 	// its config's: experiments/configs/econ/NAME.yaml.
@@ -179,6 +179,14 @@ type Outcome struct {
 	// Premise, for a verdict not testable here, names the premise the test
 	// bed does not meet and why.
 	Premise string
+	// PremiseMet, for a check resting on a measured premise that the
+	// measurement meets, says so with the figure.
+	PremiseMet string
+	// RankAUC, for a check at answer time whose rule selects by the
+	// reward model, summarises over the seeds the model's within-prompt
+	// AUC on the candidates that rule reranks (N 0 for any other check):
+	// the figure of a premise measured by design.WithinPromptAUC.
+	RankAUC stats.Summary
 	// PHolds is the two-sided p-value of the test that decides "holds":
 	// the difference against 0 (higher, lower) or against the margin (not
 	// worse, not higher), so that PHolds < α exactly when the interval

@@ -429,6 +429,9 @@ func writeChecks(p *printer, outs []Outcome, baseline string) {
 		if o.Premise != "" {
 			notes = append(notes, fmt.Sprintf("`%s` is not testable here: %s.", o.ID(), o.Premise))
 		}
+		if o.PremiseMet != "" {
+			notes = append(notes, fmt.Sprintf("`%s` rests on a premise the measurement meets: %s.", o.ID(), o.PremiseMet))
+		}
 		if o.Claim != "" {
 			notes = append(notes, fmt.Sprintf("`%s` tests: %s", o.ID(), o.Claim))
 		}
