@@ -699,6 +699,7 @@ type tokenLogProbs struct {
 	targets []int
 	vocab   int
 	invTemp float32
+	flush   bool // gradients below the smallest normal float32 set to 0 (Model.SetFlushSubnormals)
 	pool    *bufPool
 	team    *team.Team
 	fan     fanout
@@ -770,6 +771,9 @@ func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 			for j, p := range f.probs[r*f.vocab : (r+1)*f.vocab] {
 				row[j] = -sum * p * f.invTemp
 			}
+			if f.flush {
+				flushSubnormals(row)
+			}
 			for _, o := range outs {
 				row[f.targets[o]] += float32(g[o] * f.invTemp)
 			}
@@ -779,6 +783,16 @@ func (f *tokenLogProbs) Backward(gy mat.Tensor) error {
 	f.pool.put(f.probs)
 	f.probs = nil
 	return nil
+}
+
+// flushSubnormals sets every subnormal value of x (magnitude below
+// 2^-126, the smallest normal float32) to zero.
+func flushSubnormals(x []float32) {
+	for i, v := range x {
+		if v != 0 && v > -0x1p-126 && v < 0x1p-126 {
+			x[i] = 0
+		}
+	}
 }
 
 // softmax sets p = softmax(z·invTemp) and returns log Σ exp(z·invTemp) and
@@ -816,6 +830,7 @@ type tokenEntropy struct {
 	src     []int
 	vocab   int
 	invTemp float32
+	flush   bool // as tokenLogProbs's
 	pool    *bufPool
 	team    *team.Team
 	fan     fanout
@@ -874,6 +889,9 @@ func (f *tokenEntropy) Backward(gy mat.Tensor) error {
 			for j := range row {
 				i := r*f.vocab + j
 				row[j] = -sum * f.probs[i] * (float32(z[i]*f.invTemp) - f.ez[r]) * f.invTemp
+			}
+			if f.flush {
+				flushSubnormals(row)
 			}
 		}
 	})

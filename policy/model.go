@@ -31,10 +31,11 @@ type Model struct {
 	Norm   *nn.Param // [dim]: model.norm.weight
 	Head   *nn.Param // [vocab, dim]: lm_head.weight
 
-	rope *rope
-	pool *bufPool   // recycled buffers of the training path
-	bf16 bool       // see SetBF16Training
-	team *team.Team // see SetTeam
+	rope  *rope
+	pool  *bufPool   // recycled buffers of the training path
+	bf16  bool       // see SetBF16Training
+	flush bool       // see SetFlushSubnormals
+	team  *team.Team // see SetTeam
 }
 
 // Layer is one transformer block's parameters.
@@ -254,7 +255,7 @@ func (m *Model) hidden(b *Batch, fp *forwardPass) mat.Tensor {
 // result is a differentiable [rows, 1] tensor.
 func (m *Model) TokenLogProbs(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
 	src, targets := b.predictions()
-	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}).Run()
+	return ag.NewOperator(&tokenLogProbs{logits: logits, src: src, targets: targets, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), flush: m.flush, pool: m.pool, team: m.team}).Run()
 }
 
 // TokenLogProbValues returns the values of TokenLogProbs(b, Logits(b),
@@ -269,7 +270,7 @@ func (m *Model) TokenLogProbValues(b *Batch, temperature float64) []float32 {
 	var fp forwardPass
 	logits := ag.NewOperator(&linear{x: m.hidden(b, &fp), w: m.Head, in: c.Dim, out: c.VocabSize, pool: m.pool, mm: m.products()}).Run()
 	src, targets := b.predictions()
-	lp := &tokenLogProbs{logits: logits, src: src, targets: targets, vocab: c.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}
+	lp := &tokenLogProbs{logits: logits, src: src, targets: targets, vocab: c.VocabSize, invTemp: float32(1 / temperature), flush: m.flush, pool: m.pool, team: m.team}
 	fp.add(lp)
 	out := data(ag.NewOperator(lp).Run())
 	fp.release()
@@ -281,7 +282,7 @@ func (m *Model) TokenLogProbValues(b *Batch, temperature float64) []float32 {
 // seq[t+1] (0 in the other rows), as a differentiable [rows, 1] tensor.
 func (m *Model) TokenEntropies(b *Batch, logits mat.Tensor, temperature float64) mat.Tensor {
 	src, _ := b.predictions()
-	return ag.NewOperator(&tokenEntropy{logits: logits, src: src, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), pool: m.pool, team: m.team}).Run()
+	return ag.NewOperator(&tokenEntropy{logits: logits, src: src, vocab: m.Config.VocabSize, invTemp: float32(1 / temperature), flush: m.flush, pool: m.pool, team: m.team}).Run()
 }
 
 // Values returns the parameter's float32 values in row-major order: the

@@ -67,6 +67,22 @@ func BF16Supported() bool { return kernel.HasBF16() }
 // float32 training's. Not safe to call while a pass runs.
 func (m *Model) SetBF16Training(on bool) { m.bf16 = on }
 
+// SetFlushSubnormals makes the backward pass of the softmax over the
+// vocabulary (the losses built on TokenLogProbs and NLLLoss) set the
+// gradient's subnormal values (magnitude below 2^-126) to zero. A trained
+// model predicts many tokens with probabilities that small, and this
+// CPU's matrix products slow down up to a hundredfold on subnormal
+// operands (results/performance.md, "What W3 does not measure"); the
+// flushed values are below a float32 ulp of any normal gradient they are
+// summed with, so they almost never change a result, but they can, so the
+// default is off and a result trained with it on is its own result. The
+// flush is plain Go before the products, the same on every CPU and kernel
+// path. Not safe to call while a pass runs.
+func (m *Model) SetFlushSubnormals(on bool) { m.flush = on }
+
+// FlushSubnormals reports whether SetFlushSubnormals is on.
+func (m *Model) FlushSubnormals() bool { return m.flush }
+
 // BF16Training reports whether SetBF16Training is on.
 func (m *Model) BF16Training() bool { return m.bf16 }
 

@@ -104,6 +104,19 @@ func (t *Trainer) Step(loss mat.Tensor) (gradNorm float64, err error) {
 	return gradNorm, nil
 }
 
+// SetLR sets Adam's step size for the steps that follow (a schedule calls
+// it before each step); the bias correction of the steps taken so far is
+// kept.
+func (t *Trainer) SetLR(lr float64) {
+	t.cfg.LR = lr
+	t.adam.StepSize = lr
+	t.adam.TimeStep--
+	t.adam.IncExample() // recomputes the bias-corrected step size
+}
+
+// LR returns Adam's current step size (SetLR).
+func (t *Trainer) LR() float64 { return t.adam.StepSize }
+
 // ZeroGrad clears every parameter's gradient.
 func (t *Trainer) ZeroGrad() {
 	for _, p := range t.params {
@@ -222,7 +235,7 @@ func (m *Model) NLLLoss(b *Batch, from []int) (mat.Tensor, int, error) {
 	if n == 0 {
 		return nil, 0, fmt.Errorf("nll loss: no target tokens")
 	}
-	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1, pool: m.pool, team: m.team}).Run()
+	lp := ag.NewOperator(&tokenLogProbs{logits: m.Logits(b), targets: targets, vocab: m.Config.VocabSize, invTemp: 1, flush: m.flush, pool: m.pool, team: m.team}).Run()
 	w := make([]float32, b.Rows())
 	for i, tgt := range targets {
 		if tgt >= 0 {

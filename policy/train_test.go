@@ -1,9 +1,15 @@
 package policy
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
+
+	"github.com/nlpodyssey/spago/ag"
+	"github.com/nlpodyssey/spago/mat"
+	"github.com/nlpodyssey/spago/nn"
 )
 
 func trainSteps(t *testing.T, m *Model, tr *Trainer, seqs [][]int, steps int) float64 {
@@ -135,5 +141,62 @@ func trainingIsDeterministic(t *testing.T, batches [][][]int, bf16 bool) {
 				}
 			}
 		}
+	}
+}
+
+// SetFlushSubnormals zeroes the vocabulary softmax's subnormal gradients:
+// on logits whose softmax gives probabilities below 2^-126, the logits'
+// gradient holds subnormal values without the flush and exactly zeros in
+// their place with it; every other value and the log-probabilities are
+// the same.
+func TestFlushSubnormals(t *testing.T) {
+	m, _ := NewModel(testConfig, 1)
+	const vocab = 6
+	logits := []float32{
+		0, -90, -95, -5, 1, -100, // about e^-91, e^-96 and e^-101: subnormal floats
+		3, 2, -89, -200, 0, 1, // e^-92 subnormal, e^-203 underflows to 0
+	}
+	run := func(flush bool) (lp, grad []float32) {
+		z := nn.NewParam(mat.NewDense[float32](mat.WithShape(2, vocab), mat.WithBacking(append([]float32(nil), logits...))))
+		op := ag.NewOperator(&tokenLogProbs{logits: z, targets: []int{0, 4}, vocab: vocab, invTemp: 1, flush: flush, pool: m.pool, team: m.team}).Run()
+		lp = append([]float32(nil), mat.Data[float32](op.Value())...)
+		if err := ag.Backward(ag.ReduceSum(op)); err != nil {
+			t.Fatal(err)
+		}
+		return lp, append([]float32(nil), mat.Data[float32](z.Grad())...)
+	}
+	lpOff, off := run(false)
+	lpOn, on := run(true)
+	if !slices.Equal(lpOff, lpOn) {
+		t.Errorf("log-probs %v with the flush, %v without", lpOn, lpOff)
+	}
+	subnormal := 0
+	for i := range off {
+		if tiny := off[i] != 0 && math.Abs(float64(off[i])) < 0x1p-126; tiny {
+			subnormal++
+			if on[i] != 0 {
+				t.Errorf("gradient %d: %g with the flush, want 0", i, on[i])
+			}
+		} else if on[i] != off[i] {
+			t.Errorf("gradient %d: %g with the flush, %g without", i, on[i], off[i])
+		}
+	}
+	if subnormal != 4 {
+		t.Errorf("%d subnormal gradient values without the flush, want 4 (the test's logits)", subnormal)
+	}
+}
+
+// SetLR changes the step size of the following steps and keeps the bias
+// correction: a trainer set to 2e-3 after a step at 1e-3 has the
+// bias-corrected step size of a trainer made at 2e-3 after one step.
+func TestTrainerSetLR(t *testing.T) {
+	m, _ := NewModel(testConfig, 1)
+	a, _ := NewTrainer(m, TrainConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: 1})
+	b, _ := NewTrainer(m, TrainConfig{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MaxGradNorm: 1})
+	a.adam.IncExample()
+	b.adam.IncExample()
+	a.SetLR(2e-3)
+	if a.adam.Alpha != b.adam.Alpha || a.adam.TimeStep != b.adam.TimeStep || a.LR() != 2e-3 {
+		t.Errorf("after SetLR: α %v at time step %d, want %v at %d", a.adam.Alpha, a.adam.TimeStep, b.adam.Alpha, b.adam.TimeStep)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,88 @@ func TestBF16Pretraining(t *testing.T) {
 	}
 	if b, _ := json.Marshal(with(func(c *Config) { c.BF16 = true })); !strings.Contains(string(b), `"bf16":true`) {
 		t.Errorf("pretrain.bf16 true is not in the JSON: %s", b)
+	}
+}
+
+// The step size warms up linearly, then stays (constant) or falls along a
+// half cosine to a tenth of pretrain.lr at the last step.
+func TestLRAt(t *testing.T) {
+	for _, tc := range []struct {
+		warmup   int
+		schedule string
+		step     int
+		want     float64
+	}{
+		{0, "", 0, 1e-3},
+		{0, "", 99, 1e-3},
+		{10, "", 0, 1e-4},
+		{10, "", 9, 1e-3},
+		{10, "constant", 50, 1e-3},
+		{10, "cosine", 10, 1e-3},
+		{10, "cosine", 99, 1e-4},
+		{0, "cosine", 0, 1e-3},
+		{0, "cosine", 99, 1e-4},
+		{0, "cosine", 33, 1e-3 * (0.1 + 0.9*0.5*(1+math.Cos(math.Pi/3)))},
+	} {
+		c := with(func(c *Config) { c.Steps, c.WarmupSteps, c.Schedule = 100, tc.warmup, tc.schedule })
+		if got := c.LRAt(tc.step); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("warmup %d, schedule %q: step %d at %g, want %g", tc.warmup, tc.schedule, tc.step, got, tc.want)
+		}
+	}
+}
+
+// pretrain.warmup_steps, lr_schedule and flush_subnormals change the base
+// policy when set, hand back a model without the flush, are checked, and
+// are left out of the config's JSON (so cache keys) at their defaults.
+func TestScheduleAndFlushSettings(t *testing.T) {
+	tk, _ := task.New("add", task.AddParams{Digits: 1})
+	params := func(edit func(*Config)) []float32 {
+		t.Helper()
+		res, err := Train(context.Background(), tk, with(func(c *Config) { c.Steps, c.BatchSize, c.EvalPrompts = 3, 4, 4; edit(c) }), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Model.FlushSubnormals() {
+			t.Fatal("the returned model flushes subnormals")
+		}
+		var out []float32
+		for _, p := range res.Model.NamedParams() {
+			out = append(out, mat.Data[float32](p.Param.Value())...)
+		}
+		return out
+	}
+	base := params(func(*Config) {})
+	if !slices.Equal(base, params(func(c *Config) { c.Schedule = "constant" })) {
+		t.Error(`lr_schedule "constant" differs from the default`)
+	}
+	if slices.Equal(base, params(func(c *Config) { c.WarmupSteps = 2 })) {
+		t.Error("warmup_steps 2 trains the same model as none")
+	}
+	if slices.Equal(base, params(func(c *Config) { c.Schedule = "cosine" })) {
+		t.Error("lr_schedule cosine trains the same model as constant")
+	}
+	// A 1-digit addition model three steps from initialisation predicts
+	// nothing with a probability below 2^-126: the flush changes nothing.
+	if !slices.Equal(base, params(func(c *Config) { c.FlushSubnormals = true })) {
+		t.Error("flush_subnormals changed a model with no subnormal gradient")
+	}
+	for _, tc := range []struct {
+		edit func(*Config)
+		key  string
+	}{
+		{func(c *Config) { c.WarmupSteps = -1 }, "pretrain.warmup_steps"},
+		{func(c *Config) { c.WarmupSteps = c.Steps }, "pretrain.warmup_steps"},
+		{func(c *Config) { c.Schedule = "linear" }, "pretrain.lr_schedule"},
+	} {
+		var fe *field.Error
+		if err := with(tc.edit).Validate(); !errors.As(err, &fe) || fe.Key != tc.key {
+			t.Errorf("Validate = %v, want an error naming %s", err, tc.key)
+		}
+	}
+	b, _ := json.Marshal(DefaultConfig())
+	for _, k := range []string{"warmup", "schedule", "flush"} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("the default config's JSON holds %s: %s", k, b)
+		}
 	}
 }
