@@ -163,6 +163,13 @@ measure() {
 		git show "$rev:$cfg" >"$run"
 		at=" as of commit $(git log -1 --format='%h, %cI' "$rev" -- "$cfg")"
 	fi
+	# Version 1's medium config (its last commit, 951dfb2) would measure
+	# version 1's cached base policy again: refused.
+	if [ "$size" = medium ] && [ "$(git hash-object "$run")" = "$(git rev-parse 951dfb2:"$cfg")" ]; then
+		echo "medium: $cfg${rev:+ at $rev} is version 1's config (951dfb2): give REV, the commit of the new recipe" >&2
+		rm -rf "$tmp"
+		return 2
+	fi
 	timing=()
 	[ -x /usr/bin/time ] && timing=(/usr/bin/time -f "%U %S %e %M" -o "$tmp/time")
 	{
