@@ -51,7 +51,7 @@
 //	| --param key=value | a task parameter (the config's task.params) | task show, task verify, sample, ttc |
 //	| --strategy-param key=value | a strategy parameter (the config's rollout.params) | sample |
 //	| --prompt TEXT | prompt text | model logits, model sample, sample, task verify |
-//	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate |
+//	| --format F | the output, wherever there is a choice: table, markdown, csv, json, jsonl or text as the command lists (gguf for model export) | report, export, model export, sample, trees, ttc, passrate, passrate trend |
 //	| --temperature, --top-k, --top-p | sampling | model sample, sample, ttc |
 //	| --store PATH | the store (default $ROLLOUT_STORE, else rollout.db) | run, suite, plan, verdict and every reading command |
 //	| --cache DIR | base policies and reward models (default $ROLLOUT_CACHE, else the user cache directory) | run, plan, suite, pretrain, reward-model, sample, passrate, rm-quality |
@@ -447,7 +447,25 @@
 // prompts only one of the two passes and the exact McNemar p-value (uncorrected). Then the i.i.d. responses' mean length, their mean
 // entropy by preceding character, and the seconds each method took. --out PREFIX writes
 // PREFIX_passrate.png, PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by
-// response position, and the share of forks at each position that changed the outcome).
+// response position, and the share of forks at each position that changed the outcome), and
+// PREFIX_outcomes.csv, a row for each method and prompt: prompt (the eval prompt's index),
+// prompt_text, method, family, shape (as the table names them), leaves and correct (the
+// prompt's finished and correct responses; for an i.i.d. point, those of its K samples),
+// tokens (generated for the prompt; for an i.i.d. point at n samples, n times the mean length
+// of its K samples) and pass (1 when a leaf is correct, else 0; for an i.i.d. point, pass@n
+// over the K samples). The mean of pass over the prompts is the table's PassRate, that of
+// tokens its tokens/prompt.
+//
+//	rollout passrate trend tiny_outcomes.csv medium_outcomes.csv --a 'entropy(2,1,1,3)' --b 'random(2,1,1,3)' --seed 2
+//
+// compares the gap between two methods (--a's PassRate minus --b's) in measurements of the
+// same prompts (other sizes or policies on the same eval prompts and seed): each file's two
+// PassRates and gap, and each later file's change of the gap from the first file's, with 95%
+// percentile bootstrap intervals over the prompts resampled together in every file (paired;
+// --resamples, default 2,000, of the bootstrap --seed). With passrate's --seed and
+// --resamples a file's gap is the interval passrate printed for the pair. Files of other
+// prompts (another number, or another text at an index) or without both methods are refused
+// (exit 2), naming the file, the prompt and the texts.
 //
 // With --policy URL (and --model NAME; --timeout, --concurrency, --retries as for
 // sample, see Remote policies) the policy measured is the one behind that

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,7 +49,14 @@ every score against random and entropy against surprisal: the paired bootstrap d
 their PassRates over the same prompts and the exact McNemar test (uncorrected) on the prompts
 only one of them passes. With --out PREFIX it writes PREFIX_passrate.png,
 PREFIX_leafacc.png and PREFIX_entropy.png (mean entropy by response position, and where forks
-change the outcome).
+change the outcome), and PREFIX_outcomes.csv: a row for each method and prompt, with the
+columns prompt (the eval prompt's index), prompt_text, method, family and shape (as in the
+table), leaves and correct (the prompt's finished and correct responses; for an i.i.d. point,
+those of its K samples), tokens (generated for the prompt; for an i.i.d. point at n samples,
+n times the mean length of its K samples) and pass (1 when a leaf is correct, else 0; for an
+i.i.d. point at n samples, pass@n over the K samples): the mean of pass over the prompts is
+the table's PassRate, that of tokens its tokens/prompt. rollout passrate trend compares two
+such files.
 
 With --policy URL (and --model NAME) the policy is the one behind that OpenAI-compatible
 server instead of the base policy: the i.i.d. samples and the entropy trees go through its
@@ -73,9 +81,10 @@ none is measured.`,
 	f.Uint64Var(&a.seed, "seed", 1, "seed of the prompts and sampling streams")
 	f.IntVar(&a.resamples, "resamples", 2000, "bootstrap resamples")
 	f.IntVar(&a.bin, "bin", 4, "positions per bin of the fork-outcome curve of the entropy plot")
-	f.StringVar(&a.out, "out", "", "write PREFIX_passrate.png, PREFIX_leafacc.png and PREFIX_entropy.png")
+	f.StringVar(&a.out, "out", "", "write PREFIX_passrate.png, PREFIX_leafacc.png, PREFIX_entropy.png and PREFIX_outcomes.csv")
 	f.StringVar(&a.format, "format", "markdown", "markdown or json")
 	a.remote.add(cmd)
+	cmd.AddCommand(newPassrateTrendCmd())
 	return cmd
 }
 
@@ -209,6 +218,9 @@ func runPassrate(cmd *cobra.Command, cfgPath string, a passrateArgs) error {
 		if err := writePassratePlots(a.out, name, a.prompts, a.bin, res); err != nil {
 			return err
 		}
+		if err := writePassrateOutcomes(a.out+"_outcomes.csv", res); err != nil {
+			return err
+		}
 	}
 	if a.format == "json" {
 		return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
@@ -319,6 +331,23 @@ func writePassratePlots(prefix, name string, prompts, bin int, res *passrate.Res
 		}
 	}
 	return passrate.PlotProfile(prefix+"_entropy.png", "Entropy by response position: "+name, res.Profile, fams, bin)
+}
+
+// writePassrateOutcomes writes the result's per-prompt outcomes as CSV to
+// path (see passrate.WriteOutcomes).
+func writePassrateOutcomes(path string, res *passrate.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("outcomes: %w", err)
+	}
+	if err := passrate.WriteOutcomes(f, res.Outcomes()); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("outcomes: %w", err)
+	}
+	return nil
 }
 
 // writePassrate prints the result as markdown tables.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rollout-rl/rollout/experiments/passrate"
 )
 
 // passrateConfig writes a config over a freshly initialised checkpoint
@@ -202,6 +204,133 @@ func TestPassrateKClipsDefaultPoints(t *testing.T) {
 	}{{32, []int{1, 2, 4, 8, 16, 32}}, {8, []int{1, 2, 4, 8}}, {10, []int{1, 2, 4, 8, 10}}, {1, []int{1}}, {64, []int{1, 2, 4, 8, 16, 32, 64}}} {
 		if got := clipIIDNs(defaultIIDNs, tc.k); !slices.Equal(got, tc.want) {
 			t.Errorf("k %d: %v, want %v", tc.k, got, tc.want)
+		}
+	}
+}
+
+// withoutSeconds is a passrate table without its seconds table (wall
+// times, which differ between runs).
+func withoutSeconds(out string) string {
+	before, _, _ := strings.Cut(out, "| method | seconds |")
+	return before
+}
+
+// --out PREFIX writes PREFIX_outcomes.csv, a row per method and prompt
+// whose means are the table's PassRates and tokens, and changes nothing
+// that passrate prints; rollout passrate trend reads it back, and a file
+// compared with itself gives the pair's printed gap and a change of 0.
+func TestPassrateOutcomes(t *testing.T) {
+	cfg, dir := passrateConfig(t)
+	args := []string{"passrate", cfg, "--prompts", "6", "--k", "4", "--shape", "1,2,1,1",
+		"--score", "entropy,random", "--segment", "4,2,2", "--resamples", "100"}
+	code, plain, e := rollout(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	prefix := filepath.Join(dir, "fig")
+	code, withOut, e := rollout(t, append(args, "--out", prefix)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if withoutSeconds(withOut) != withoutSeconds(plain) {
+		t.Errorf("--out changed the table:\n%s\nwant\n%s", withOut, plain)
+	}
+	code, js, e := rollout(t, append(args, "--out", prefix, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var res struct {
+		Rows []struct {
+			Method string
+			Tokens float64
+			Pass   struct{ Est float64 }
+		}
+		Pairs []struct {
+			DiffPass struct{ Est, Lo, Hi float64 }
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &res); err != nil || len(res.Pairs) != 1 {
+		t.Fatalf("json: %v, %d pairs:\n%s", err, len(res.Pairs), js)
+	}
+	csvPath := prefix + "_outcomes.csv"
+	raw, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if lines[0] != "prompt,prompt_text,method,family,shape,leaves,correct,tokens,pass" || len(lines) != 1+6*6 {
+		t.Fatalf("outcomes: header %q and %d rows, want 36 (6 methods × 6 prompts)", lines[0], len(lines)-1)
+	}
+	outs, err := passrate.ReadOutcomes(strings.NewReader(string(raw)), csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		var pass, tokens float64
+		n := 0
+		for _, o := range outs {
+			if o.Method == r.Method {
+				pass, tokens, n = pass+o.Pass, tokens+o.Tokens, n+1
+			}
+		}
+		if n != 6 || math.Abs(pass/6-r.Pass.Est) > 1e-12 || math.Abs(tokens/6-r.Tokens) > 1e-9 {
+			t.Errorf("%s: %d rows, mean pass %g and tokens %g; the table has %g and %g", r.Method, n, pass/6, tokens/6, r.Pass.Est, r.Tokens)
+		}
+	}
+	trend := []string{"passrate", "trend", csvPath, csvPath, "--a", "entropy(1,2,1,1)", "--b", "random(1,2,1,1)", "--resamples", "100"}
+	code, out, e := rollout(t, trend...)
+	if code != 0 {
+		t.Fatalf("trend: exit %d: %s", code, e)
+	}
+	d := res.Pairs[0].DiffPass
+	gap := fmt.Sprintf("%+.1f [%+.1f, %+.1f]", 100*d.Est, 100*d.Lo, 100*d.Hi)
+	if !strings.Contains(out, "| "+gap+" | — |") || !strings.Contains(out, "| "+gap+" | +0.0 [+0.0, +0.0] |") {
+		t.Errorf("trend of a file against itself: want the gap %s and a change of 0:\n%s", gap, out)
+	}
+	code, out, e = rollout(t, append(trend, "--format", "json")...)
+	var tr struct {
+		Prompts int
+		Rows    []struct{ Change *struct{ Est float64 } }
+	}
+	if err := json.Unmarshal([]byte(out), &tr); code != 0 || err != nil || tr.Prompts != 6 || len(tr.Rows) != 2 || tr.Rows[0].Change != nil || tr.Rows[1].Change == nil {
+		t.Errorf("trend json: exit %d, %v, %+v: %s%s", code, err, tr, out, e)
+	}
+}
+
+// rollout passrate trend refuses bad input with status 2, naming the flag,
+// file, line or prompt.
+func TestPassrateTrendBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := "prompt,prompt_text,method,family,shape,leaves,correct,tokens,pass\n"
+	rows := func(text string) string {
+		return head + "0," + text + ",e,entropy,,8,1,150,1\n0," + text + ",r,random,,8,0,150,0\n"
+	}
+	good, moved := write("good.csv", rows("1+2")), write("moved.csv", rows("2+3"))
+	bad := write("bad.csv", head+"0,1+2,e,entropy,,8,1,150,2\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{good, good, "--b", "r"}, "--a and --b"},
+		{[]string{good, good, "--a", "e", "--b", "e"}, `--a and --b are both "e"`},
+		{[]string{good, "--a", "e", "--b", "r"}, "requires at least 2 arg(s)"},
+		{[]string{good, filepath.Join(dir, "none.csv"), "--a", "e", "--b", "r"}, "none.csv: no such file"},
+		{[]string{good, bad, "--a", "e", "--b", "r"}, `bad.csv:2: column pass: "2"`},
+		{[]string{good, moved, "--a", "e", "--b", "r"}, `moved.csv against ` + good + `: prompt 0 is "1+2" in the base outcomes of e and "2+3" in the other outcomes of e`},
+		{[]string{good, good, "--a", "s", "--b", "r"}, `no method "s" (the outcomes have e, r)`},
+		{[]string{good, good, "--a", "e", "--b", "r", "--resamples", "10"}, "--resamples 10"},
+		{[]string{good, good, "--a", "e", "--b", "r", "--format", "csv"}, `--format "csv"`},
+	} {
+		code, _, e := rollout(t, append([]string{"passrate", "trend"}, tc.args...)...)
+		if code != 2 || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, e, tc.want)
 		}
 	}
 }

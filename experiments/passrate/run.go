@@ -88,6 +88,14 @@ type Result struct {
 	// random forks, and entropy against surprisal forks (see
 	// ForkScorePairs).
 	Pairs []Pair
+
+	// What WriteOutcomes writes (not in the JSON form): the prompts'
+	// texts in prompt order, the i.i.d. reference with the points of the
+	// table, and every method's outcomes.
+	texts   []string
+	ref     IID
+	iidNs   []int
+	methods []Method
 }
 
 // Run samples the i.i.d. reference and every method on the same eval
@@ -182,6 +190,7 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 	}
 	flat, err := sampleAll(ctx, setup, gen, Spec{Name: "iid", Family: "iid", Strategy: iid}, o, res,
 		func(g *record.Group) error {
+			res.texts = append(res.texts, g.Prompt)
 			if err := prof.AddIID(g, text); err != nil {
 				return err
 			}
@@ -224,6 +233,7 @@ func run(ctx context.Context, setup *rl.Setup, o Options, gen generator, text fu
 	if res.Pairs, err = ForkScorePairs(methods, o.Bootstrap); err != nil {
 		return nil, fmt.Errorf("passrate: %w", err)
 	}
+	res.ref, res.iidNs, res.methods = ref, o.IIDNs, methods
 	return res, nil
 }
 
