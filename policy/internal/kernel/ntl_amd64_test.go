@@ -121,7 +121,7 @@ func TestLanePassUnderflowPadding(t *testing.T) {
 		t.Skip("the CPU lacks AVX-512")
 	}
 	for _, k := range []int{16, 17, 32, 47} {
-		const m, n = 30, 64
+		const m, n = 60, 64
 		a, b := make([]float32, m*k), make([]float32, n*k)
 		for i := range a {
 			a[i] = 1e-30
@@ -164,6 +164,35 @@ func TestLanePassReadsCurrentWeights(t *testing.T) {
 		}
 		for i := range b { // an optimizer step: every weight moves
 			b[i] += float32(r.NormFloat64()) * 1e-2
+		}
+	}
+}
+
+// TestLanePackGatherMatchesGo checks ntlPackAVX512 (gathers) against
+// ntlPack on strided b and k across the 16-blocks: the same slots written
+// with the same values, the others left alone.
+func TestLanePackGatherMatchesGo(t *testing.T) {
+	if !slices.Contains(available(), avx512Impl) {
+		t.Skip("the CPU lacks AVX-512")
+	}
+	r := rand.New(rand.NewPCG(65, 66))
+	for _, k := range []int{1, 15, 16, 17, 100, 128, 255, 256} {
+		ldb := k + r.IntN(5)
+		b := specialSlice(r, (ntlCols-1)*ldb+k)
+		nq := (k + lanes - 1) / lanes
+		want := make([]float32, lanes*nq*ntlCols)
+		for i := range want {
+			want[i] = float32(i) + 0.5 // slots neither writes keep these
+		}
+		got := append([]float32(nil), want...)
+		ntlPack(want, b, ldb, k, nq)
+		var idx [ntlCols]int32
+		for j := range idx {
+			idx[j] = int32(j * ldb * 4)
+		}
+		ntlPackAVX512(&got[0], &b[0], &idx, k, nq)
+		if err := exactBits(got, want); err != nil {
+			t.Fatalf("k=%d ldb=%d: %v", k, ldb, err)
 		}
 	}
 }

@@ -2,7 +2,10 @@
 
 package kernel
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // ntlArgs is the argument block of ntl6x64AVX512 (the assembly uses the
 // field offsets; TestArgLayout checks them).
@@ -21,13 +24,19 @@ type ntlArgs struct {
 //go:noescape
 func ntl6x64AVX512(p *ntlArgs)
 
+//go:noescape
+func ntlPackAVX512(dst, b *float32, idx *[ntlCols]int32, k, nq int)
+
 // The lane-pass kernel (ntl6x64AVX512) runs the full 64-column panels of a
 // MatMulNT of at least ntlMinRows rows and at most ntlMaxK products per
-// output: below that many rows packing the panel costs more than the
-// shuffles it saves, and above ntlMaxK the packed panel (64·k floats, on
-// the goroutine's stack) no longer fits the L1 cache.
+// output; the rest goes to the 4×4 tiles (same bits). The bounds are set
+// from operation counts, not measured: packing a panel (k gathers) costs
+// about as much as eight row tiles save in shuffles at k = 128, and the
+// packed panel (64·k floats, on the goroutine's stack) fits the L1 cache up
+// to k = 128 and the L2 cache beyond (at k = 256 a tile reads 10.7 bytes of
+// it from L2 per FMA).
 const (
-	ntlMinRows = 24
+	ntlMinRows = 48
 	ntlMaxK    = 256
 	ntlCols    = 64
 	// ntlStack is the floats of the stack of partial sums (four levels of
@@ -69,8 +78,23 @@ func ntLanesBuf(buf []float32, c []float32, ldc int, a []float32, lda int, b []f
 	var p ntlArgs
 	p.b, p.s = &panel[0], &sums[0]
 	p.lstep, p.kq, p.kr, p.acc = nq*ntlCols*4, kq, kr, b2i(acc)
+	// The byte offsets of the panel's b rows, for the gathers of
+	// ntlPackAVX512 (ntlPack when they do not fit an int32).
+	var idx [ntlCols]int32
+	gather := (ntlCols-1)*ldb*4 <= math.MaxInt32
+	if gather {
+		for j := range idx {
+			idx[j] = int32(j * ldb * 4)
+		}
+	}
 	for j0 := 0; j0+ntlCols <= n; j0 += ntlCols {
-		ntlPack(panel, b[j0*ldb:], ldb, k, nq)
+		if gather {
+			_ = panel[(lanes-1)*nq*ntlCols+(nq-1)*ntlCols+ntlCols-1]
+			_ = b[(j0+ntlCols-1)*ldb+k-1]
+			ntlPackAVX512(&panel[0], &b[j0*ldb], &idx, k, nq)
+		} else {
+			ntlPack(panel, b[j0*ldb:], ldb, k, nq)
+		}
 		for i0 := 0; i0 < m; i0 += 6 {
 			p.rowmask = (1 << min(6, m-i0)) - 1
 			for r := range 6 {

@@ -219,3 +219,53 @@ store:
 	NLSTORE(32, 88, Z20, Z21, Z22, Z23, s5, n5)
 	VZEROUPPER
 	RET
+
+// func ntlPackAVX512(dst, b *float32, idx *[64]int32, k, nq int)
+//
+// ntlPack by gathers: for each p < k, the 64 values b(j, p) (at b + p·4 +
+// idx[j] bytes) are stored as lane (p mod 16)'s vector p/16, at dst +
+// ((p mod 16)·nq + p/16)·256 bytes.
+TEXT ·ntlPackAVX512(SB), NOSPLIT, $0-40
+	MOVQ      dst+0(FP), DI
+	MOVQ      b+8(FP), SI
+	MOVQ      idx+16(FP), R8
+	MOVQ      k+24(FP), CX
+	MOVQ      nq+32(FP), R9
+	SHLQ      $8, R9
+	VMOVDQU32 (R8), Z4
+	VMOVDQU32 64(R8), Z5
+	VMOVDQU32 128(R8), Z6
+	VMOVDQU32 192(R8), Z7
+	XORQ      DX, DX
+	TESTQ     CX, CX
+	JZ        packdone
+
+packloop:
+	MOVQ       DX, AX
+	ANDQ       $15, AX
+	IMULQ      R9, AX
+	MOVQ       DX, BX
+	SHRQ       $4, BX
+	SHLQ       $8, BX
+	ADDQ       BX, AX
+	ADDQ       DI, AX
+	KXNORW     K1, K1, K1
+	KXNORW     K2, K2, K2
+	KXNORW     K3, K3, K3
+	KXNORW     K4, K4, K4
+	VGATHERDPS (SI)(Z4*1), K1, Z0
+	VGATHERDPS (SI)(Z5*1), K2, Z1
+	VGATHERDPS (SI)(Z6*1), K3, Z2
+	VGATHERDPS (SI)(Z7*1), K4, Z3
+	VMOVUPS    Z0, (AX)
+	VMOVUPS    Z1, 64(AX)
+	VMOVUPS    Z2, 128(AX)
+	VMOVUPS    Z3, 192(AX)
+	ADDQ       $4, SI
+	INCQ       DX
+	CMPQ       DX, CX
+	JLT        packloop
+
+packdone:
+	VZEROUPPER
+	RET
