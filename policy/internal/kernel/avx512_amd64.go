@@ -97,6 +97,16 @@ func ntAVX512(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, 
 		return
 	}
 	_ = b[(n-1)*ldb+k-1]
+	if ntlUse(m, n, k) {
+		// The full 64-column panels by lane passes, the rest by 4×4 tiles:
+		// the same bits.
+		ntLanesAVX512(c, ldc, a, lda, b, ldb, m, n, k, acc)
+		n64 := n &^ (ntlCols - 1)
+		if n64 == n {
+			return
+		}
+		c, b, n = c[n64:], b[n64*ldb:], n-n64
+	}
 	ntDriveAVX512(c, ldc, a, lda, m, n, k, acc, ntB{base: unsafe.Pointer(&b[0]), rowBytes: ldb * 4})
 }
 

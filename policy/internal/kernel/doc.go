@@ -40,6 +40,12 @@
 // MatMulNTStrided and MatMulNTInt8 (which multiplies the sum by the row's
 // scale before adding the old value) keep the same property.
 //
+// The AVX-512 products of at least 48 rows and k ≤ 256 compute the same
+// sums lane by lane: pass l accumulates lane l of a 6×64 tile's outputs,
+// 16 outputs per register, from a copy of 64 rows of b transposed by lane
+// (packed per call on the stack), and the 16 passes are added by the same
+// tree with vertical additions instead of the 4×4 tiles' shuffles.
+//
 // The AVX-512, AVX2 and NEON implementations follow this structure exactly
 // (NEON holds the 16 lanes in four 4-lane registers; the tests check every
 // path bit for bit against an exact emulation of it), and so does the

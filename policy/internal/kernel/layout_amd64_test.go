@@ -16,6 +16,7 @@ func TestArgLayout(t *testing.T) {
 	var av attvArgs
 	var qa quantArgs
 	var w8 w8Args
+	var nl ntlArgs
 	tests := []struct {
 		field     string
 		got, want uintptr
@@ -76,6 +77,14 @@ func TestArgLayout(t *testing.T) {
 		{"w8Args.rowmask", unsafe.Offsetof(w8.rowmask), 128},
 		{"w8Args.colmask", unsafe.Offsetof(w8.colmask), 136},
 		{"w8Args.acc", unsafe.Offsetof(w8.acc), 168},
+		{"ntlArgs.c", unsafe.Offsetof(nl.c), 48},
+		{"ntlArgs.b", unsafe.Offsetof(nl.b), 96},
+		{"ntlArgs.lstep", unsafe.Offsetof(nl.lstep), 104},
+		{"ntlArgs.kq", unsafe.Offsetof(nl.kq), 112},
+		{"ntlArgs.kr", unsafe.Offsetof(nl.kr), 120},
+		{"ntlArgs.rowmask", unsafe.Offsetof(nl.rowmask), 128},
+		{"ntlArgs.acc", unsafe.Offsetof(nl.acc), 136},
+		{"ntlArgs.s", unsafe.Offsetof(nl.s), 144},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/rollout-rl/rollout/policy/cputime"
 )
@@ -35,6 +36,16 @@ func BenchmarkTileEfficiency(b *testing.B) {
 		{"nt_l1", ntAVX512, 16, 32, 128},
 		{"nt", ntAVX512, 4096, 384, 128},
 		{"nt", ntAVX512, 4096, 128, 384},
+		// The lane-pass kernel against the 4×4 tiles alone (nt4x4) on the
+		// shapes it runs: its panel in L1 ("_l1": a few row tiles), W3
+		// tiny's forward products and small's at k = 256.
+		{"nt_l1", ntAVX512, 48, 64, 128},
+		{"nt4x4_l1", nt4x4Only, 48, 64, 128},
+		{"nt", ntAVX512, 4096, 128, 128},
+		{"nt4x4", nt4x4Only, 4096, 128, 128},
+		{"nt4x4", nt4x4Only, 4096, 384, 128},
+		{"nt", ntAVX512, 4096, 768, 256},
+		{"nt4x4", nt4x4Only, 4096, 768, 256},
 	} {
 		b.Run(fmt.Sprintf("%s/%dx%dx%d", c.op, c.m, c.n, c.k), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 1))
@@ -90,4 +101,9 @@ func BenchmarkSubnormalOperands(b *testing.B) {
 			}
 		})
 	}
+}
+
+// nt4x4Only is ntAVX512 with the 4×4 tiles on every shape (no lane passes).
+func nt4x4Only(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, m, n, k int, acc bool) {
+	ntDriveAVX512(c, ldc, a, lda, m, n, k, acc, ntB{base: unsafe.Pointer(&b[0]), rowBytes: ldb * 4})
 }
