@@ -144,11 +144,11 @@ func trainingIsDeterministic(t *testing.T, batches [][][]int, bf16 bool) {
 	}
 }
 
-// SetFlushSubnormals zeroes the vocabulary softmax's subnormal gradients:
-// on logits whose softmax gives probabilities below 2^-126, the logits'
-// gradient holds subnormal values without the flush and exactly zeros in
-// their place with it; every other value and the log-probabilities are
-// the same.
+// SetFlushSubnormals zeroes the vocabulary softmax's subnormal gradients,
+// in the log-probabilities' backward pass and the entropies': on logits
+// whose softmax gives probabilities below 2^-126, the logits' gradient
+// holds subnormal values without the flush and exactly zeros in their
+// place with it; every other value and the outputs are the same.
 func TestFlushSubnormals(t *testing.T) {
 	m, _ := NewModel(testConfig, 1)
 	const vocab = 6
@@ -156,33 +156,46 @@ func TestFlushSubnormals(t *testing.T) {
 		0, -90, -95, -5, 1, -100, // about e^-91, e^-96 and e^-101: subnormal floats
 		3, 2, -89, -200, 0, 1, // e^-92 subnormal, e^-203 underflows to 0
 	}
-	run := func(flush bool) (lp, grad []float32) {
-		z := nn.NewParam(mat.NewDense[float32](mat.WithShape(2, vocab), mat.WithBacking(append([]float32(nil), logits...))))
-		op := ag.NewOperator(&tokenLogProbs{logits: z, targets: []int{0, 4}, vocab: vocab, invTemp: 1, flush: flush, pool: m.pool, team: m.team}).Run()
-		lp = append([]float32(nil), mat.Data[float32](op.Value())...)
-		if err := ag.Backward(ag.ReduceSum(op)); err != nil {
-			t.Fatal(err)
-		}
-		return lp, append([]float32(nil), mat.Data[float32](z.Grad())...)
-	}
-	lpOff, off := run(false)
-	lpOn, on := run(true)
-	if !slices.Equal(lpOff, lpOn) {
-		t.Errorf("log-probs %v with the flush, %v without", lpOn, lpOff)
-	}
-	subnormal := 0
-	for i := range off {
-		if tiny := off[i] != 0 && math.Abs(float64(off[i])) < 0x1p-126; tiny {
-			subnormal++
-			if on[i] != 0 {
-				t.Errorf("gradient %d: %g with the flush, want 0", i, on[i])
+	for _, tc := range []struct {
+		name string
+		op   func(z mat.Tensor, flush bool) ag.AutoGradFunction
+		want int // subnormal gradient values without the flush
+	}{
+		{"log-probs", func(z mat.Tensor, flush bool) ag.AutoGradFunction {
+			return &tokenLogProbs{logits: z, targets: []int{0, 4}, vocab: vocab, invTemp: 1, flush: flush, pool: m.pool, team: m.team}
+		}, 4},
+		{"entropies", func(z mat.Tensor, flush bool) ag.AutoGradFunction {
+			return &tokenEntropy{logits: z, src: []int{0, 1}, vocab: vocab, invTemp: 1, flush: flush, pool: m.pool, team: m.team}
+		}, 3}, // p·(z − E[z]) lifts e^-91·91 above 2^-126
+	} {
+		run := func(flush bool) (out, grad []float32) {
+			z := nn.NewParam(mat.NewDense[float32](mat.WithShape(2, vocab), mat.WithBacking(append([]float32(nil), logits...))))
+			op := ag.NewOperator(tc.op(z, flush)).Run()
+			out = append([]float32(nil), mat.Data[float32](op.Value())...)
+			if err := ag.Backward(ag.ReduceSum(op)); err != nil {
+				t.Fatal(err)
 			}
-		} else if on[i] != off[i] {
-			t.Errorf("gradient %d: %g with the flush, %g without", i, on[i], off[i])
+			return out, append([]float32(nil), mat.Data[float32](z.Grad())...)
 		}
-	}
-	if subnormal != 4 {
-		t.Errorf("%d subnormal gradient values without the flush, want 4 (the test's logits)", subnormal)
+		outOff, off := run(false)
+		outOn, on := run(true)
+		if !slices.Equal(outOff, outOn) {
+			t.Errorf("%s: outputs %v with the flush, %v without", tc.name, outOn, outOff)
+		}
+		subnormal := 0
+		for i := range off {
+			if tiny := off[i] != 0 && math.Abs(float64(off[i])) < 0x1p-126; tiny {
+				subnormal++
+				if on[i] != 0 {
+					t.Errorf("%s: gradient %d: %g with the flush, want 0", tc.name, i, on[i])
+				}
+			} else if on[i] != off[i] {
+				t.Errorf("%s: gradient %d: %g with the flush, %g without", tc.name, i, on[i], off[i])
+			}
+		}
+		if subnormal != tc.want {
+			t.Errorf("%s: %d subnormal gradient values without the flush, want %d (the test's logits)", tc.name, subnormal, tc.want)
+		}
 	}
 }
 
