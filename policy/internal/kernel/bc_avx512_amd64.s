@@ -13,6 +13,16 @@
 	VFMADD231PS  Z26, Z28, z2    \
 	VFMADD231PS  Z27, Z28, z3
 
+// BC6 accumulates one step p of the 6×64 tile: the b row p in Z24–Z27
+// times a(i0+r, p) broadcast, for the six rows.
+#define BC6 \
+	BC4(R8, Z0, Z1, Z2, Z3)    \
+	BC4(R9, Z4, Z5, Z6, Z7)    \
+	BC4(R10, Z8, Z9, Z10, Z11) \
+	BC4(R11, Z12, Z13, Z14, Z15) \
+	BC4(R12, Z16, Z17, Z18, Z19) \
+	BC4(R13, Z20, Z21, Z22, Z23)
+
 #define LOADC(off, z0, z1, z2, z3) \
 	MOVQ      off(DI), DX          \
 	VMOVUPS.Z (DX), K1, z0         \
@@ -91,22 +101,34 @@ start:
 	MOVQ  136(DI), SI
 	MOVQ  144(DI), AX
 	XORQ  DX, DX
+	// A tile of 64 whole columns (the last vector's mask full, so all
+	// four are) loads b without masks: the same values, and faster on
+	// these cores (BenchmarkTileEfficiency; results/performance.md).
+	CMPQ  192(DI), $0xffff
+	JEQ   full
 
 loop:
 	VMOVUPS.Z (BX), K1, Z24
 	VMOVUPS.Z 64(BX), K2, Z25
 	VMOVUPS.Z 128(BX), K3, Z26
 	VMOVUPS.Z 192(BX), K4, Z27
-	BC4(R8, Z0, Z1, Z2, Z3)
-	BC4(R9, Z4, Z5, Z6, Z7)
-	BC4(R10, Z8, Z9, Z10, Z11)
-	BC4(R11, Z12, Z13, Z14, Z15)
-	BC4(R12, Z16, Z17, Z18, Z19)
-	BC4(R13, Z20, Z21, Z22, Z23)
+	BC6
 	ADDQ SI, DX
 	ADDQ AX, BX
 	DECQ CX
 	JNZ  loop
+	JMP  store
+
+full:
+	VMOVUPS (BX), Z24
+	VMOVUPS 64(BX), Z25
+	VMOVUPS 128(BX), Z26
+	VMOVUPS 192(BX), Z27
+	BC6
+	ADDQ SI, DX
+	ADDQ AX, BX
+	DECQ CX
+	JNZ  full
 
 store:
 	MOVQ 160(DI), AX
@@ -402,6 +424,17 @@ attvhloop:
 	VFMADD231PS  Z24, Z28, z0    \
 	VFMADD231PS  Z25, Z28, z1
 
+// BC8 accumulates one step p of the 8×32 tile (b row p in Z24, Z25).
+#define BC8 \
+	BC2(R8, Z0, Z1)   \
+	BC2(R9, Z2, Z3)   \
+	BC2(R10, Z4, Z5)  \
+	BC2(R11, Z6, Z7)  \
+	BC2(R12, Z8, Z9)  \
+	BC2(R13, Z10, Z11) \
+	BC2(R14, Z12, Z13) \
+	BC2(R15, Z14, Z15)
+
 #define LOADC2(off, z0, z1) \
 	MOVQ      off(DI), DX  \
 	VMOVUPS.Z (DX), K1, z0 \
@@ -472,22 +505,28 @@ start8:
 	MOVQ  136(DI), SI
 	MOVQ  144(DI), AX
 	XORQ  DX, DX
+	// 32 whole columns: b without masks, as in bc6x64AVX512.
+	CMPQ  176(DI), $0xffff
+	JEQ   full8
 
 loop8:
 	VMOVUPS.Z (BX), K1, Z24
 	VMOVUPS.Z 64(BX), K2, Z25
-	BC2(R8, Z0, Z1)
-	BC2(R9, Z2, Z3)
-	BC2(R10, Z4, Z5)
-	BC2(R11, Z6, Z7)
-	BC2(R12, Z8, Z9)
-	BC2(R13, Z10, Z11)
-	BC2(R14, Z12, Z13)
-	BC2(R15, Z14, Z15)
+	BC8
 	ADDQ SI, DX
 	ADDQ AX, BX
 	DECQ CX
 	JNZ  loop8
+	JMP  store8
+
+full8:
+	VMOVUPS (BX), Z24
+	VMOVUPS 64(BX), Z25
+	BC8
+	ADDQ SI, DX
+	ADDQ AX, BX
+	DECQ CX
+	JNZ  full8
 
 store8:
 	MOVQ 160(DI), AX

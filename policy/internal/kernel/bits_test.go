@@ -33,7 +33,8 @@ func TestGenericBitsEqualSIMD(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(33, 34))
 	shapes := append(raggedShapes(r, 30), shape{1, 1, 1}, shape{3, 5, 17}, shape{5, 7, 31}, shape{64, 48, 130}, shape{130, 70, 300}, shape{3, 33, 0}, shape{6, 35, 530},
-		shape{487, 130, 300}) // rows over many row tiles, k over two k blocks
+		shape{487, 130, 300}, // rows over many row tiles, k over two k blocks
+		shape{9, 32, 300})    // the 8×32 tiles' unmasked loop over two k blocks
 	g := genericImpl
 	for _, im := range impls {
 		for _, sh := range shapes {
