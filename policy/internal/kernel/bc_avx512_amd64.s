@@ -103,7 +103,7 @@ start:
 	XORQ  DX, DX
 	// A tile of 64 whole columns (the last vector's mask full, so all
 	// four are) loads b without masks: the same values, and faster on
-	// these cores (BenchmarkTileEfficiency; results/performance.md).
+	// these cores (BenchmarkBroadcastTileLoop; results/performance.md).
 	CMPQ  192(DI), $0xffff
 	JEQ   full
 
